@@ -1,0 +1,508 @@
+// Package repl is ecpi's command language: one parser and one evaluator serve the
+// command line (`ecpi CMD key=value ...`), scripts (`ecpi run FILE`), the
+// interactive REPL and notebooks. A command is registered once, in a
+// cmd_<area>.go file, and is then reachable in all of those ways with the same
+// options, the same validation and the same output.
+package repl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Option is one key=value option of a command.
+type Option struct {
+	Name    string
+	Default string
+	Help    string
+	// Values lists completion candidates for the REPL (nil: free text). It may
+	// read the session (e.g. checkpoint files of the current run folder).
+	Values func(s *Session) []string
+}
+
+// Command is one verb of the language. Name may hold two words ("bench attention").
+type Command struct {
+	Name    string
+	Summary string
+	// Args describes positional arguments for help, e.g. "PROMPT"; empty means
+	// the command takes none and a stray word is a usage error.
+	Args    string
+	Details string
+	Options []Option
+	Run     func(c *Call) error
+}
+
+// Call is one invocation of a command: its options resolved against the
+// session, where its output goes, and the context that Ctrl-C cancels.
+type Call struct {
+	Command *Command
+	Session *Session
+	Ctx     context.Context
+	Out     io.Writer
+	JSON    bool
+	Args    []string
+	given   map[string]string
+}
+
+// UsageError is a mistake in what was typed (unknown command or option, a value
+// that breaks a rule). The CLI exits 2 on it.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Usagef builds a UsageError.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+var registry = map[string]*Command{}
+
+// Register adds a command to the language; called from init functions.
+func Register(c *Command) {
+	if _, dup := registry[c.Name]; dup {
+		panic("repl: command registered twice: " + c.Name)
+	}
+	registry[c.Name] = c
+}
+
+// Commands returns every registered command sorted by name.
+func Commands() []*Command {
+	names := make([]string, 0, len(registry))
+	for name := range registry {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	cmds := make([]*Command, len(names))
+	for i, name := range names {
+		cmds[i] = registry[name]
+	}
+	return cmds
+}
+
+// Lookup returns the command of that exact name.
+func Lookup(name string) (*Command, bool) {
+	c, ok := registry[name]
+	return c, ok
+}
+
+// Has reports whether the option was typed or set in the session (as opposed to
+// falling back to its default).
+func (c *Call) Has(name string) bool {
+	if _, ok := c.given[name]; ok {
+		return true
+	}
+	_, ok := c.Session.Get(name)
+	return ok
+}
+
+// String returns the option's value: typed on this call, else set in the
+// session, else the command's default.
+func (c *Call) String(name string) string {
+	if v, ok := c.given[name]; ok {
+		return v
+	}
+	if v, ok := c.Session.Get(name); ok {
+		return v
+	}
+	if opt := c.option(name); opt != nil {
+		return opt.Default
+	}
+	panic(fmt.Sprintf("repl: command %q has no option %q", c.Command.Name, name))
+}
+
+func (c *Call) option(name string) *Option {
+	for i := range c.Command.Options {
+		if c.Command.Options[i].Name == name {
+			return &c.Command.Options[i]
+		}
+	}
+	return nil
+}
+
+// Int parses an integer option.
+func (c *Call) Int(name string) (int, error) {
+	v := c.String(name)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, Usagef("option %s=%q must be an integer", name, v)
+	}
+	return n, nil
+}
+
+// Ints parses a comma-separated list of integers ("1024,2048").
+func (c *Call) Ints(name string) ([]int, error) {
+	var out []int
+	for _, part := range c.Strings(name) {
+		n, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, Usagef("option %s=%q must be a comma-separated list of integers", name, c.String(name))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Float parses a floating-point option.
+func (c *Call) Float(name string) (float64, error) {
+	v := c.String(name)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, Usagef("option %s=%q must be a number", name, v)
+	}
+	return f, nil
+}
+
+// Bool parses a boolean option (true/false, yes/no, on/off, 1/0).
+func (c *Call) Bool(name string) (bool, error) {
+	switch strings.ToLower(c.String(name)) {
+	case "true", "yes", "on", "1":
+		return true, nil
+	case "false", "no", "off", "0", "":
+		return false, nil
+	}
+	return false, Usagef("option %s=%q must be true or false", name, c.String(name))
+}
+
+// Strings splits a comma-separated option, dropping empty parts.
+func (c *Call) Strings(name string) []string {
+	var out []string
+	for _, part := range strings.Split(c.String(name), ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// Given returns the options typed on this call, for commands that forward
+// them (e.g. model options to a model config).
+func (c *Call) Given() map[string]string {
+	out := make(map[string]string, len(c.given))
+	for k, v := range c.given {
+		out[k] = v
+	}
+	return out
+}
+
+// Texter is implemented by results that have a human-readable form besides JSON.
+type Texter interface{ Text() string }
+
+// Emit writes a result: one JSON object per line with --json, else its text form.
+func (c *Call) Emit(v any) error {
+	if c.JSON {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(c.Out, string(b))
+		return err
+	}
+	if t, ok := v.(Texter); ok {
+		_, err := fmt.Fprintln(c.Out, strings.TrimRight(t.Text(), "\n"))
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(c.Out, string(b))
+	return err
+}
+
+// Printf writes human-oriented progress; it is silent with --json so scripts
+// read only JSON objects from stdout.
+func (c *Call) Printf(format string, args ...any) {
+	if !c.JSON {
+		fmt.Fprintf(c.Out, format, args...)
+	}
+}
+
+// Execute parses and runs one line of the language (REPL, scripts, notebooks).
+func Execute(ctx context.Context, s *Session, line string, out io.Writer) error {
+	words, err := SplitWords(line)
+	if err != nil {
+		return err
+	}
+	return ExecuteWords(ctx, s, words, out)
+}
+
+// ExecuteWords runs a command already split into words (the CLI's os.Args).
+func ExecuteWords(ctx context.Context, s *Session, words []string, out io.Writer) (err error) {
+	inv, err := Parse(words)
+	if err != nil || inv == nil {
+		return err
+	}
+	if inv.Help {
+		_, err := fmt.Fprint(out, HelpText(inv.Command))
+		return err
+	}
+	call := &Call{Command: inv.Command, Session: s, Ctx: ctx, Out: out, JSON: inv.JSON, Args: inv.Args, given: inv.Options}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s failed: %v", inv.Command.Name, firstLine(fmt.Sprint(r)))
+		}
+	}()
+	if err := inv.Command.Run(call); err != nil {
+		return err
+	}
+	return nil
+}
+
+// firstLine keeps panics from inside GoMLX (which carry stack traces) to one line.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Invocation is a parsed command line.
+type Invocation struct {
+	Command *Command
+	Options map[string]string
+	Args    []string
+	JSON    bool
+	Help    bool
+}
+
+// Parse turns words into an invocation, validating the command and option
+// names. It returns (nil, nil) for an empty line.
+func Parse(words []string) (*Invocation, error) {
+	if len(words) == 0 {
+		return nil, nil
+	}
+	cmd, rest, err := matchCommand(words)
+	if err != nil {
+		return nil, err
+	}
+	inv := &Invocation{Command: cmd, Options: map[string]string{}}
+	for _, w := range rest {
+		switch {
+		case w == "--json":
+			inv.JSON = true
+		case w == "--help" || w == "-h":
+			inv.Help = true
+		case strings.HasPrefix(w, "--"):
+			return nil, Usagef("%s: unknown flag %q (flags: --json, --help)", cmd.Name, w)
+		case isOption(w):
+			name, value, _ := strings.Cut(w, "=")
+			if !cmd.hasOption(name) {
+				return nil, unknownOption(cmd, name)
+			}
+			inv.Options[name] = value
+		default:
+			if cmd.Args == "" {
+				return nil, Usagef("%s takes no argument %q; options are key=value (see %q)", cmd.Name, w, cmd.Name+" --help")
+			}
+			inv.Args = append(inv.Args, w)
+		}
+	}
+	return inv, nil
+}
+
+// isOption tells key=value from a positional argument that merely contains '='
+// inside quotes or text: an option name is a plain identifier.
+func isOption(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Command) hasOption(name string) bool {
+	for _, o := range c.Options {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func unknownOption(c *Command, name string) error {
+	var names []string
+	for _, o := range c.Options {
+		names = append(names, o.Name)
+	}
+	if len(names) == 0 {
+		return Usagef("%s: unknown option %q; it takes no options", c.Name, name)
+	}
+	msg := fmt.Sprintf("%s: unknown option %q", c.Name, name)
+	if near := Nearest(name, names); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return Usagef("%s; options: %s", msg, strings.Join(names, ", "))
+}
+
+// matchCommand takes the longest registered name that prefixes the words
+// ("bench attention" before "bench").
+func matchCommand(words []string) (*Command, []string, error) {
+	if len(words) >= 2 {
+		if c, ok := registry[words[0]+" "+words[1]]; ok {
+			return c, words[2:], nil
+		}
+	}
+	if c, ok := registry[words[0]]; ok {
+		return c, words[1:], nil
+	}
+	var subcommands []string
+	for name := range registry {
+		if strings.HasPrefix(name, words[0]+" ") {
+			subcommands = append(subcommands, strings.TrimPrefix(name, words[0]+" "))
+		}
+	}
+	if len(subcommands) > 0 {
+		sort.Strings(subcommands)
+		if len(words) >= 2 {
+			msg := fmt.Sprintf("%s: unknown subcommand %q", words[0], words[1])
+			if near := Nearest(words[1], subcommands); near != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", words[0]+" "+near)
+			}
+			return nil, nil, Usagef("%s; choose one of: %s", msg, strings.Join(subcommands, ", "))
+		}
+		return nil, nil, Usagef("%s needs a subcommand: %s", words[0], strings.Join(subcommands, ", "))
+	}
+	var names []string
+	for name := range registry {
+		names = append(names, strings.Fields(name)[0])
+	}
+	msg := fmt.Sprintf("unknown command %q", words[0])
+	if near := Nearest(words[0], names); near != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	return nil, nil, Usagef("%s; type \"help\" for the list", msg)
+}
+
+// SplitWords splits a line like a shell: spaces separate words, double or
+// single quotes group them (so `sample "The "` keeps its space), backslash
+// escapes inside double quotes.
+func SplitWords(line string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		ch := line[i]
+		switch {
+		case ch == '"' || ch == '\'':
+			quote := ch
+			inWord = true
+			closed := false
+			for i++; i < len(line); i++ {
+				if line[i] == quote {
+					closed = true
+					break
+				}
+				if quote == '"' && line[i] == '\\' && i+1 < len(line) {
+					i++
+					cur.WriteByte(unescape(line[i]))
+					continue
+				}
+				cur.WriteByte(line[i])
+			}
+			if !closed {
+				return nil, Usagef("unterminated %c quote in %q", quote, line)
+			}
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case ch == '#' && !inWord:
+			i = len(line) // a comment runs to the end of the line
+		default:
+			inWord = true
+			cur.WriteByte(ch)
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+func unescape(ch byte) byte {
+	switch ch {
+	case 'n':
+		return '\n'
+	case 't':
+		return '\t'
+	}
+	return ch
+}
+
+// Nearest returns the candidate closest to word by edit distance, or "" when
+// nothing is close enough to be a plausible typo.
+func Nearest(word string, candidates []string) string {
+	best, bestDist := "", len(word)/2+2
+	for _, c := range candidates {
+		if d := editDistance(word, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// HelpText is the --help of one command.
+func HelpText(c *Command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s — %s\n\nusage: ecpi %s", c.Name, c.Summary, c.Name)
+	if c.Args != "" {
+		fmt.Fprintf(&b, " %s", c.Args)
+	}
+	if len(c.Options) > 0 {
+		b.WriteString(" [key=value ...]")
+	}
+	b.WriteString(" [--json]\n")
+	if c.Details != "" {
+		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(c.Details, "\n"))
+	}
+	if len(c.Options) > 0 {
+		b.WriteString("\noptions:\n")
+		width := 0
+		for _, o := range c.Options {
+			width = max(width, len(o.Name)+len(o.Default)+1)
+		}
+		for _, o := range c.Options {
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, o.Name+"="+o.Default, o.Help)
+		}
+	}
+	return b.String()
+}
+
+// IsUsage reports whether err is a usage mistake rather than a failure of the work.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
