@@ -185,15 +185,20 @@ func denseAttention(q, k, v *graph.Node, allows IndexSet, bias *graph.Node) *gra
 
 // DenseMask materialises K(i) as a [heads, n, n] boolean tensor (row = query).
 func DenseMask(allows IndexSet, heads, n int) *tensors.Tensor {
-	flat := make([]bool, heads*n*n)
+	return maskTensor(heads, n, n, allows)
+}
+
+// maskTensor evaluates an index set on a [heads, rows, cols] grid.
+func maskTensor(heads, rows, cols int, allows IndexSet) *tensors.Tensor {
+	flat := make([]bool, heads*rows*cols)
 	for head := range heads {
-		for i := range n {
-			for j := range n {
-				flat[(head*n+i)*n+j] = allows(head, i, j)
+		for i := range rows {
+			for j := range cols {
+				flat[(head*rows+i)*cols+j] = allows(head, i, j)
 			}
 		}
 	}
-	return tensors.FromFlatDataAndDimensions(flat, heads, n, n)
+	return tensors.FromFlatDataAndDimensions(flat, heads, rows, cols)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -15,7 +15,7 @@ import "github.com/gomlx/gomlx/core/graph"
 // Block form: one h x 2h score block per half-segment (its previous
 // half-segment's keys, then its own); half-segment 0's previous half is padding.
 // Cost: 2·h·n scores per head, i.e. 2h/n = 2/S of full attention (12.5 % at
-// n = 4096, h = 256). Counting only the pairs inside K(i) gives h·n - h²/2 + n/2.
+// n = 4096, h = 256). Counting only the pairs inside K(i) gives 3hn/2 - h² + n/2.
 type ECP struct {
 	HalfSegment int // h
 }

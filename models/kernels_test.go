@@ -101,6 +101,9 @@ func TestBlockFormsMatchDenseReference(t *testing.T) {
 		{S2{Group: 8, Heads: 4}, []shape{{2, 4, 32, 8}}},
 		{S2{Group: 6, Heads: 3}, []shape{{1, 3, 18, 4}}}, // odd head count: 1 plain, 2 shifted
 		{Full{Causal: true}, []shape{{1, 3, 16, 4}}},
+		{Split{Context: 12, Splits: 1}, []shape{{2, 2, 20, 4}}},
+		{Split{Context: 12, Splits: 3, CausalContext: true}, []shape{{1, 3, 16, 4}}},
+		{Split{Context: 16, Splits: 4}, []shape{{1, 2, 17, 4}}}, // a single latent
 		{Pi{Window: 4, SkipPeriod: 6, Skips: 3, Heads: 2, Causal: true, Fusion: FusionPrior}, []shape{{2, 2, 40, 4}, {1, 2, 5, 4}}}, // n < π: no skip reaches position 0
 		{Pi{Window: 4, SkipPeriod: 6, Skips: 3, Heads: 3, Causal: true, HeadPhase: true, Fusion: FusionPrior}, []shape{{1, 3, 37, 4}}},
 		{Pi{Window: 3, SkipPeriod: 5, Skips: 2, Heads: 2, Causal: false, HeadPhase: true, Fusion: FusionPrior}, []shape{{1, 2, 31, 4}}},

@@ -28,16 +28,22 @@ func Reference(p Pattern, q, k, v *graph.Node) *graph.Node {
 	return denseAttention(q, k, v, p.Allows, nil)
 }
 
-// AllowedPairs counts the query-key pairs inside K(i) over all queries of head 0
-// (the pairs that can carry attention weight), by enumeration.
-func AllowedPairs(p Pattern, n int) int64 {
+// AllowedPairs counts the query-key pairs inside K(i) over all queries (the
+// pairs that can carry attention weight), averaged over heads when K(i)
+// differs between heads.
+func AllowedPairs(p Pattern, heads, n int) int64 {
+	if !p.PerHead() {
+		heads = 1
+	}
 	var count int64
-	for i := range n {
-		for j := range n {
-			if p.Allows(0, i, j) {
-				count++
+	for head := range heads {
+		for i := range n {
+			for j := range n {
+				if p.Allows(head, i, j) {
+					count++
+				}
 			}
 		}
 	}
-	return count
+	return count / int64(heads)
 }

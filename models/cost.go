@@ -1,0 +1,56 @@
+package models
+
+// Cost counts what one model's attention computes, so cost claims are
+// computed rather than asserted.
+//
+// Counting: Pairs is the number of query-key scores the block form computes
+// per head in the first layer, padding slots of its blocks included (for ECP,
+// one h x 2h block per half-segment: 2·h·n). CausalPairs counts only the pairs
+// inside K(i), the ones that can carry weight (for ECP 3hn/2 - h² + n/2).
+// The ratios divide by n² and by the n(n+1)/2 pairs of full causal attention.
+// FLOPs are multiply-adds counted as 2: q·k (2·dh) and weights·v (2·dh) per
+// pair and head, so 4·dh·H·pairs per layer.
+type Cost struct {
+	Model            string  `json:"model"`
+	N                int     `json:"n"`
+	Heads            int     `json:"heads"`
+	HeadDim          int     `json:"head_dim"`
+	Layers           int     `json:"layers"`
+	Pairs            int64   `json:"pairs"`
+	DensePairs       int64   `json:"dense_pairs"`
+	Ratio            float64 `json:"ratio"`
+	CausalPairs      int64   `json:"causal_pairs"`
+	CausalDensePairs int64   `json:"causal_dense_pairs"`
+	CausalRatio      float64 `json:"causal_ratio"`
+	AttentionFLOPs   int64   `json:"attention_flops"`
+	LayerPairs       []int64 `json:"layer_pairs"`
+	ModelFLOPs       int64   `json:"model_attention_flops"`
+	DenseModelFLOPs  int64   `json:"dense_model_attention_flops"`
+}
+
+// CostOf counts a validated config's attention cost.
+func CostOf(cfg Config) Cost {
+	r := cfg.Resolved()
+	n := int64(r.SeqLen)
+	headDim := r.Dim / r.Heads
+	flopsPerPair := int64(4 * headDim * r.Heads)
+	layers := r.LayerPatterns()
+	c := Cost{
+		Model: r.Model, N: r.SeqLen, Heads: r.Heads, HeadDim: headDim, Layers: r.Layers,
+		Pairs:            layers[0].Pattern.ScoredPairs(r.SeqLen),
+		DensePairs:       n * n,
+		CausalPairs:      AllowedPairs(layers[0].Pattern, r.Heads, r.SeqLen),
+		CausalDensePairs: n * (n + 1) / 2,
+	}
+	c.Ratio = float64(c.Pairs) / float64(c.DensePairs)
+	c.CausalRatio = float64(c.CausalPairs) / float64(c.CausalDensePairs)
+	c.AttentionFLOPs = flopsPerPair * c.Pairs
+	for _, layer := range layers {
+		pairs := layer.Pattern.ScoredPairs(layer.SeqLen)
+		c.LayerPairs = append(c.LayerPairs, pairs)
+		c.ModelFLOPs += flopsPerPair * pairs
+	}
+	c.DenseModelFLOPs = flopsPerPair * c.DensePairs * int64(r.Layers)
+	return c
+}
+
