@@ -53,4 +53,3 @@ func CostOf(cfg Config) Cost {
 	c.DenseModelFLOPs = flopsPerPair * c.DensePairs * int64(r.Layers)
 	return c
 }
-

@@ -9,9 +9,9 @@ import (
 
 	"github.com/gomlx/compute"
 	_ "github.com/gomlx/compute/gobackend"
+	_ "github.com/gomlx/go-xla/compute/xla"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	_ "github.com/gomlx/go-xla/compute/xla"
 )
 
 // testBackend is the backend named by GOMLX_BACKEND (the Go backend when unset),
@@ -87,7 +87,9 @@ func assertClose(t *testing.T, name string, got, want []float32, tolerance float
 
 type shape struct{ batch, heads, n, headDim int }
 
-func (s shape) String() string { return fmt.Sprintf("B%d_H%d_n%d_d%d", s.batch, s.heads, s.n, s.headDim) }
+func (s shape) String() string {
+	return fmt.Sprintf("B%d_H%d_n%d_d%d", s.batch, s.heads, s.n, s.headDim)
+}
 
 func TestBlockFormsMatchDenseReference(t *testing.T) {
 	cases := []struct {
@@ -103,7 +105,7 @@ func TestBlockFormsMatchDenseReference(t *testing.T) {
 		{Full{Causal: true}, []shape{{1, 3, 16, 4}}},
 		{Split{Context: 12, Splits: 1}, []shape{{2, 2, 20, 4}}},
 		{Split{Context: 12, Splits: 3, CausalContext: true}, []shape{{1, 3, 16, 4}}},
-		{Split{Context: 16, Splits: 4}, []shape{{1, 2, 17, 4}}}, // a single latent
+		{Split{Context: 16, Splits: 4}, []shape{{1, 2, 17, 4}}},                                                                     // a single latent
 		{Pi{Window: 4, SkipPeriod: 6, Skips: 3, Heads: 2, Causal: true, Fusion: FusionPrior}, []shape{{2, 2, 40, 4}, {1, 2, 5, 4}}}, // n < π: no skip reaches position 0
 		{Pi{Window: 4, SkipPeriod: 6, Skips: 3, Heads: 3, Causal: true, HeadPhase: true, Fusion: FusionPrior}, []shape{{1, 3, 37, 4}}},
 		{Pi{Window: 3, SkipPeriod: 5, Skips: 2, Heads: 2, Causal: false, HeadPhase: true, Fusion: FusionPrior}, []shape{{1, 2, 31, 4}}},

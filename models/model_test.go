@@ -133,16 +133,16 @@ func TestECPFollowsTheReference(t *testing.T) {
 
 func TestInvalidConfigsNameTheRule(t *testing.T) {
 	cases := map[string]map[string]string{
-		"segment size 7 must divide sequence length 32":   {"model": "ecp", "segment": "7"},
-		"window 40 must be at least 1 and smaller":        {"model": "local", "window": "40"},
-		"unknown model \"ecpp\"":                          {"model": "ecpp"},
-		"dim=16 must be divisible by heads=3":             {"model": "full", "heads": "3"},
-		"option segment does not apply to model local":    {"model": "local", "segment": "8"},
-		"skips M=9 must be between 1 and the window k=4":  {"model": "pi", "window": "4", "skips": "9"},
-		"splits s=3 must divide the context length":       {"model": "ssplit", "latents": "12", "splits": "3"},
-		"option layers=\"x\" must be an integer":          {"model": "ecp", "layers": "x"},
-		"latents 32 must be at least 1 and smaller":       {"model": "double", "latents": "32"},
-		"group size 6 must be even and divide":            {"model": "s2", "group": "6"},
+		"segment size 7 must divide sequence length 32":    {"model": "ecp", "segment": "7"},
+		"window 40 must be at least 1 and smaller":         {"model": "local", "window": "40"},
+		"unknown model \"ecpp\"":                           {"model": "ecpp"},
+		"dim=16 must be divisible by heads=3":              {"model": "full", "heads": "3"},
+		"option segment does not apply to model local":     {"model": "local", "segment": "8"},
+		"skips M=9 must be between 1 and the window k=4":   {"model": "pi", "window": "4", "skips": "9"},
+		"splits s=3 must divide the context length":        {"model": "ssplit", "latents": "12", "splits": "3"},
+		"option layers=\"x\" must be an integer":           {"model": "ecp", "layers": "x"},
+		"latents 32 must be at least 1 and smaller":        {"model": "double", "latents": "32"},
+		"group size 6 must be even and divide":             {"model": "s2", "group": "6"},
 		"option fusion=\"sum\" must be one of: prior, mix": {"model": "pi", "fusion": "sum"},
 	}
 	for want, values := range cases {

@@ -172,10 +172,10 @@ type Cross struct {
 	Context int // C
 }
 
-func (x Cross) Name() string                   { return "perceiverar" }
-func (x Cross) PerHead() bool                  { return false }
-func (x Cross) Allows(_, query, key int) bool  { return query >= x.Context && key <= query }
-func (x Cross) ScoredPairs(n int) int64        { return int64(n-x.Context) * int64(n) }
+func (x Cross) Name() string                  { return "perceiverar" }
+func (x Cross) PerHead() bool                 { return false }
+func (x Cross) Allows(_, query, key int) bool { return query >= x.Context && key <= query }
+func (x Cross) ScoredPairs(n int) int64       { return int64(n-x.Context) * int64(n) }
 
 // Attend takes queries of all n positions and returns the l latent rows.
 func (x Cross) Attend(q, k, v *graph.Node) *graph.Node {
