@@ -122,6 +122,9 @@ func CorpusNames() []string {
 	return names
 }
 
+// DatasetNames lists everything Prepare accepts: the corpora, then the image sets.
+func DatasetNames() []string { return append(CorpusNames(), ImageSetNames...) }
+
 func corpusDir(home, name string) string { return filepath.Join(home, "data", name) }
 
 func findSource(name string) (textSource, error) {
@@ -130,7 +133,7 @@ func findSource(name string) (textSource, error) {
 			return s, nil
 		}
 	}
-	return textSource{}, fmt.Errorf("unknown corpus %q (valid: %s)", name, strings.Join(CorpusNames(), ", "))
+	return textSource{}, fmt.Errorf("unknown dataset %q (valid: %s)", name, strings.Join(DatasetNames(), ", "))
 }
 
 func corpusParts(name string) ([]string, error) {
@@ -195,11 +198,16 @@ func readMeta(home, name string) (CorpusMeta, error) {
 	return m, nil
 }
 
-// Prepare fetches the source of corpus name (a Debian package, extracted without installing it, or
+// Prepare makes the corpus or image set name ready under home. For a corpus it fetches the source (a Debian package, extracted without installing it, or
 // a file of the Go toolchain), cleans it, splits it and writes $home/data/<name>/{train,valid,test}.txt
 // and meta.json. A corpus already prepared in the current format is left alone. For "wiki" and
 // "books" it prepares each part.
 func Prepare(home, name string, progress io.Writer) error {
+	for _, img := range ImageSetNames {
+		if name == img {
+			return prepareImages(home, name, progress)
+		}
+	}
 	parts, err := corpusParts(name)
 	if err != nil {
 		return err
