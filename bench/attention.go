@@ -1,0 +1,173 @@
+// Package bench measures what the papers claim about cost: the time of one
+// attention layer's forward and backward pass per variant and sequence length
+// on a compute backend. Cost counts (pairs, FLOPs) come from models.CostOf;
+// this package adds the wall clock.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+)
+
+// AttentionOptions configures an attention benchmark. The defaults are the
+// issue's targets: batch 2, 4 heads of 32, half-segment / window 256.
+type AttentionOptions struct {
+	Variants []string // model families whose first-layer pattern is timed
+	Lengths  []int
+	Batch    int
+	Heads    int
+	HeadDim  int
+	Window   int // k for local and pi, h for ecp; S2 uses groups of 2k (ECP's cost)
+	Runs     int // timed runs after one warm-up; the median is reported
+	Backend  compute.Backend
+}
+
+// AttentionResult is one (variant, length) measurement.
+type AttentionResult struct {
+	Variant string  `json:"variant"`
+	N       int     `json:"n"`
+	MS      float64 `json:"ms"` // median forward+backward milliseconds
+	Runs    int     `json:"runs"`
+	Pairs   int64   `json:"pairs"` // scores per head computed by the block form
+	Ratio   float64 `json:"ratio"` // pairs / n²
+	Backend string  `json:"backend"`
+}
+
+func (r AttentionResult) Text() string {
+	return fmt.Sprintf("%-12s n=%-6d %9.1f ms   pairs/head %11d (%.3f of dense)", r.Variant, r.N, r.MS, r.Pairs, r.Ratio)
+}
+
+// PatternConfig is the config whose first-layer pattern the benchmark times for
+// a variant at length n.
+func (o AttentionOptions) PatternConfig(variant string, n int) (models.Config, error) {
+	values := map[string]string{
+		"model": variant, "n": fmt.Sprint(n), "heads": fmt.Sprint(o.Heads), "dim": fmt.Sprint(o.Heads * o.HeadDim),
+	}
+	switch variant {
+	case "local", "pi":
+		values["window"] = fmt.Sprint(o.Window)
+	case "ecp":
+		values["segment"] = fmt.Sprint(o.Window)
+	case "s2":
+		values["group"] = fmt.Sprint(2 * o.Window)
+	}
+	cfg, err := models.ParseConfig(values)
+	if err != nil {
+		return cfg, fmt.Errorf("variant %s at n=%d: %w", variant, n, err)
+	}
+	return cfg, nil
+}
+
+// Attention times every variant at every length, calling report after each
+// measurement (so long runs stream their results).
+func Attention(ctx context.Context, o AttentionOptions, backendName string, report func(AttentionResult) error) error {
+	for _, n := range o.Lengths {
+		for _, variant := range o.Variants {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			cfg, err := o.PatternConfig(variant, n)
+			if err != nil {
+				return err
+			}
+			ms, err := timeAttention(o, cfg.Pattern(), n)
+			if err != nil {
+				return fmt.Errorf("%s at n=%d: %w", variant, n, err)
+			}
+			cost := models.CostOf(cfg)
+			result := AttentionResult{Variant: variant, N: n, MS: ms, Runs: o.Runs, Pairs: cost.Pairs, Ratio: cost.Ratio, Backend: backendName}
+			if err := report(result); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// timeAttention compiles forward+backward of one pattern and returns the
+// median wall time of o.Runs executions after one warm-up.
+func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (float64, error) {
+	exec, err := graph.NewExec(o.Backend, func(q, k, v *graph.Node) *graph.Node {
+		out := pattern.Attend(q, k, v)
+		loss := graph.ReduceAllSum(graph.Mul(out, out))
+		// One scalar that depends on every gradient: reading it waits for the
+		// whole backward pass without timing a large device-to-host copy.
+		checksum := loss
+		for _, gradient := range graph.Gradient(loss, q, k, v) {
+			checksum = graph.Add(checksum, graph.ReduceAllSum(gradient))
+		}
+		return checksum
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer exec.Finalize()
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	inputs := make([]any, 3)
+	for i := range inputs {
+		flat := make([]float32, o.Batch*o.Heads*n*o.HeadDim)
+		for j := range flat {
+			flat[j] = float32(rng.NormFloat64())
+		}
+		inputs[i] = tensors.FromFlatDataAndDimensions(flat, o.Batch, o.Heads, n, o.HeadDim)
+	}
+	var times []float64
+	for run := 0; run <= o.Runs; run++ {
+		start := time.Now()
+		outputs, err := exec.Exec(inputs...)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := outputs[0].ValueSafe(); err != nil {
+			return 0, err
+		}
+		if run > 0 { // run 0 is the warm-up (first-run allocation and caching)
+			times = append(times, float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
+}
+
+// GrowthSummary checks the scaling targets on a set of results: every sparse
+// variant's time grows at most maxSparse times from the shortest to the longest
+// length, full attention's at least minFull times. It returns one line per variant.
+func GrowthSummary(results []AttentionResult) []string {
+	byVariant := map[string][]AttentionResult{}
+	var order []string
+	for _, r := range results {
+		if _, seen := byVariant[r.Variant]; !seen {
+			order = append(order, r.Variant)
+		}
+		byVariant[r.Variant] = append(byVariant[r.Variant], r)
+	}
+	var lines []string
+	for _, variant := range order {
+		rs := byVariant[variant]
+		first, last := rs[0], rs[len(rs)-1]
+		if first.N == last.N {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%-12s n %d -> %d (x%d): time x%.2f", variant, first.N, last.N, last.N/first.N, last.MS/first.MS))
+	}
+	return lines
+}
+
+// ParseVariants checks variant names against the model families.
+func ParseVariants(names []string) error {
+	for _, name := range names {
+		if !slices.Contains(models.FamilyNames(), name) {
+			return fmt.Errorf("unknown variant %q in variants=; choose from %s", name, strings.Join(models.FamilyNames(), ", "))
+		}
+	}
+	return nil
+}
