@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` runs it after `make setup`:
+#   1. every Go package (unit tests, CLI and REPL end-to-end tests in tests/) on the Go backend;
+#   2. the models tests again on the XLA CPU plugin (same dense references, same tolerances);
+#   3. the notebooks, executed headless in quick mode through the installed ecpi kernel;
+#   4. the docker-compose file, validated.
+# Each step prints its runner's own summary; the script fails if any step fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+export GOMLX_BACKEND="${GOMLX_BACKEND:-go}"
+
+status=0
+step() {
+  echo
+  echo "==== $1"
+  shift
+  if ! "$@"; then
+    echo "==== FAILED: $*"
+    status=1
+  fi
+}
+
+step "go vet" go vet ./...
+step "go test (Go backend)" go test -count=1 -timeout 30m ./...
+step "models on every backend" bash scripts/test-models-backends.sh
+if [ -x scripts/test-notebooks.sh ]; then
+  step "notebooks (quick mode)" bash scripts/test-notebooks.sh
+fi
+if [ -f docker-compose.yml ] && command -v docker-compose >/dev/null 2>&1; then
+  step "docker-compose config" docker-compose -f docker-compose.yml config -q
+fi
+echo
+if [ $status -eq 0 ]; then echo "==== all test steps passed"; else echo "==== some test steps FAILED"; fi
+exit $status
