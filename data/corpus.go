@@ -85,6 +85,7 @@ type CorpusMeta struct {
 // CorpusInfo describes a corpus for listings.
 type CorpusInfo struct {
 	Name      string   `json:"name"`
+	Kind      string   `json:"kind"` // "text" or "images"
 	StandsFor string   `json:"stands_for"`
 	Source    string   `json:"source"`
 	Parts     []string `json:"parts,omitempty"`
@@ -122,6 +123,16 @@ func CorpusNames() []string {
 	return names
 }
 
+// OfflineDatasetNames lists what `ecpi data prepare all` prepares: every stored corpus and the image
+// sets that need no internet.
+func OfflineDatasetNames() []string {
+	var names []string
+	for _, s := range textSources {
+		names = append(names, s.name)
+	}
+	return append(names, "mnist", "fashion-mnist")
+}
+
 // DatasetNames lists everything Prepare accepts: the corpora, then the image sets.
 func DatasetNames() []string { return append(CorpusNames(), ImageSetNames...) }
 
@@ -152,7 +163,7 @@ func corpusParts(name string) ([]string, error) {
 func Corpora(home string) []CorpusInfo {
 	var infos []CorpusInfo
 	for _, s := range textSources {
-		info := CorpusInfo{Name: s.name, StandsFor: s.standsFor, Source: sourceName(s)}
+		info := CorpusInfo{Name: s.name, Kind: "text", StandsFor: s.standsFor, Source: sourceName(s)}
 		if m, err := readMeta(home, s.name); err == nil {
 			info.Prepared = true
 			info.Bytes = m.Bytes["train"] + m.Bytes["valid"] + m.Bytes["test"]
@@ -160,7 +171,7 @@ func Corpora(home string) []CorpusInfo {
 		infos = append(infos, info)
 	}
 	for _, c := range combinedCorpora {
-		info := CorpusInfo{Name: c.name, StandsFor: c.standsFor, Source: "combined", Parts: c.parts, Prepared: true}
+		info := CorpusInfo{Name: c.name, Kind: "text", StandsFor: c.standsFor, Source: "combined", Parts: c.parts, Prepared: true}
 		for _, p := range c.parts {
 			m, err := readMeta(home, p)
 			info.Prepared = info.Prepared && err == nil

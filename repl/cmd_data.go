@@ -1,0 +1,98 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ecpi-dev/ecpi/data"
+)
+
+func init() {
+	Register(&Command{
+		Name:    "data list",
+		Summary: "list the corpora and image sets, what each stands in for and whether it is prepared",
+		Details: "Text corpora are cleaned stand-ins for WikiText-103 and PG-19 taken from Debian packages;\n" +
+			"wiki and books combine them. For text, bytes is also the token count with tokenizer=byte.",
+		Run: runDataList,
+	})
+	Register(&Command{
+		Name:    "data prepare",
+		Summary: "install and clean a corpus or image set into $ECPI_HOME/data (NAME or all)",
+		Args:    "NAME|all",
+		Details: "Downloads the source Debian package without installing it (apt-get download + dpkg-deb -x),\n" +
+			"cleans the text and writes train/valid/test splits. Already prepared data is left alone.\n" +
+			"all prepares every corpus, mnist and fashion-mnist (cifar10 needs internet: name it explicitly).",
+		Run: runDataPrepare,
+	})
+}
+
+// DataList is what `ecpi data list --json` prints.
+type DataList struct {
+	Home     string            `json:"home"`
+	Datasets []data.CorpusInfo `json:"datasets"`
+}
+
+// Text is the human-readable table.
+func (l DataList) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s %-7s %-9s %12s  %s\n", "name", "kind", "prepared", "bytes", "stands in for")
+	for _, d := range l.Datasets {
+		prepared, size := "no", "-"
+		if d.Prepared {
+			prepared, size = "yes", fmt.Sprint(d.Bytes)
+		}
+		fmt.Fprintf(&b, "%-14s %-7s %-9s %12s  %s\n", d.Name, d.Kind, prepared, size, d.StandsFor)
+	}
+	fmt.Fprintf(&b, "data folder: %s (prepare with `ecpi data prepare NAME|all`)\n", l.Home)
+	return b.String()
+}
+
+func runDataList(c *Call) error {
+	home := data.Home()
+	return c.Emit(DataList{Home: home, Datasets: append(data.Corpora(home), data.ImageSets(home)...)})
+}
+
+func runDataPrepare(c *Call) error {
+	if len(c.Args) != 1 {
+		return Usagef("data prepare takes one NAME or all (names: %s)", strings.Join(data.DatasetNames(), ", "))
+	}
+	names := []string{c.Args[0]}
+	if c.Args[0] == "all" {
+		names = data.OfflineDatasetNames()
+	} else if !contains(data.DatasetNames(), c.Args[0]) {
+		msg := fmt.Sprintf("unknown dataset %q (names: %s, or all)", c.Args[0], strings.Join(data.DatasetNames(), ", "))
+		if near := Nearest(c.Args[0], data.DatasetNames()); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		return Usagef("%s", msg)
+	}
+	// With --json stdout carries only the result; progress goes to stderr.
+	var progress io.Writer = c.Out
+	if c.JSON {
+		progress = os.Stderr
+	}
+	home := data.Home()
+	for _, n := range names {
+		if err := c.Ctx.Err(); err != nil {
+			return err
+		}
+		if err := data.Prepare(home, n, progress); err != nil {
+			return err
+		}
+	}
+	if c.JSON {
+		return c.Emit(DataList{Home: home, Datasets: append(data.Corpora(home), data.ImageSets(home)...)})
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
