@@ -3,6 +3,7 @@ package repl
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +11,8 @@ import (
 
 // RunScript runs commands line by line (a pipe or `ecpi run FILE`). The first
 // failing command stops the run unless keepGoing; errors are reported on
-// errOut with their line number, and the first error is returned.
+// errOut with their line number, and the first error is returned. `quit`
+// ends the script there.
 func RunScript(ctx context.Context, s *Session, script io.Reader, out, errOut io.Writer, keepGoing bool) error {
 	scanner := bufio.NewScanner(script)
 	scanner.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -23,7 +25,11 @@ func RunScript(ctx context.Context, s *Session, script io.Reader, out, errOut io
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := Execute(ctx, s, line, out); err != nil {
+		err := Execute(ctx, s, line, out)
+		if errors.Is(err, ErrQuit) {
+			return firstErr
+		}
+		if err != nil {
 			err = fmt.Errorf("line %d: %s: %w", lineNum, line, err)
 			fmt.Fprintf(errOut, "ecpi: %v\n", err)
 			if firstErr == nil {

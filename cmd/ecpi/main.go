@@ -21,13 +21,18 @@ func main() {
 // run returns the exit code: 0 success, 2 for any error (a usage mistake or a
 // failed command), each reported on one line.
 func run(args []string) int {
+	session := repl.NewSession()
+	if len(args) == 0 {
+		// The REPL handles Ctrl-C itself: it interrupts the running command, not the session.
+		if err := repl.Interactive(context.Background(), session, os.Stdin, os.Stdout, os.Stderr); err != nil {
+			return 2
+		}
+		return 0
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	session := repl.NewSession()
 	var err error
 	switch {
-	case len(args) == 0:
-		err = repl.Interactive(ctx, session, os.Stdin, os.Stdout, os.Stderr)
 	case args[0] == "run":
 		err = runScriptFile(ctx, session, args[1:])
 	case args[0] == "--help" || args[0] == "-h":
