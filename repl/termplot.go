@@ -12,58 +12,9 @@ import (
 	"golang.org/x/term"
 )
 
-// Terminal pictures: sparklines, horizontal bars and aligned tables, drawn with
-// Unicode block characters so they work in any terminal and in a pipe.
-
-// sparkTicks are the eight heights of a sparkline cell, lowest first.
-var sparkTicks = []rune("▁▂▃▄▅▆▇█")
-
-// Sparkline draws values as one line of at most width cells; when there are
-// more values than cells, each cell shows the mean of its share of them.
-// The scale runs from the smallest to the largest value shown. NaN and ±Inf
-// (a diverged loss) draw as '!' so they are not mistaken for a low value.
-func Sparkline(values []float64, width int) string {
-	cells := bucketMeans(values, width)
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range cells {
-		if !isBad(v) {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-	}
-	var b strings.Builder
-	for _, v := range cells {
-		switch {
-		case isBad(v):
-			b.WriteRune('!')
-		case hi == lo:
-			b.WriteRune(sparkTicks[len(sparkTicks)/2])
-		default:
-			level := int((v - lo) / (hi - lo) * float64(len(sparkTicks)-1))
-			b.WriteRune(sparkTicks[level])
-		}
-	}
-	return b.String()
-}
-
-func isBad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
-
-// bucketMeans shrinks values to at most width entries by averaging runs of them.
-func bucketMeans(values []float64, width int) []float64 {
-	width = max(width, 1)
-	if len(values) <= width {
-		return values
-	}
-	out := make([]float64, width)
-	for cell := range width {
-		from, to := cell*len(values)/width, (cell+1)*len(values)/width
-		sum := 0.0
-		for _, v := range values[from:to] {
-			sum += v
-		}
-		out[cell] = sum / float64(to-from)
-	}
-	return out
-}
+// Terminal pictures: horizontal bars and aligned tables, drawn with Unicode
+// block characters so they work in any terminal and in a pipe. Sparklines are
+// train.Sparkline.
 
 // barEighths are the partial blocks that end a bar, 1/8 to 7/8 of a cell.
 var barEighths = []rune("▏▎▍▌▋▊▉")
@@ -88,7 +39,7 @@ func Bars(labels []string, values []float64, width int, format func(float64) str
 
 // bar is a bar of length v/largest·width cells in eighths of a cell.
 func bar(v, largest float64, width int) string {
-	if largest <= 0 || v <= 0 || isBad(v) {
+	if largest <= 0 || v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return strings.Repeat(" ", width)
 	}
 	eighths := int(math.Round(v / largest * float64(width*8)))

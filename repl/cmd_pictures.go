@@ -1,0 +1,367 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/train"
+)
+
+// Terminal pictures of the current model and of training runs.
+
+func init() {
+	Register(&Command{
+		Name:    "mask",
+		Summary: "draw the attention pattern K(i) of the current model as a block diagram",
+		Details: "Rows are queries, columns keys, both from position 0 at the top left; each character\n" +
+			"covers a block of (query, key) pairs and is shaded by the share of them K(i) allows.\n" +
+			"For π-Attention, cells holding only skip keys are drawn apart from the local window.\n" +
+			"Model options typed here override the session's for this picture only.",
+		Options: append(modelOptions(),
+			Option{Name: "head", Default: "0", Help: "head to draw, for patterns that differ between heads (s2, pi head_phase=true)"},
+			Option{Name: "width", Default: "", Help: "columns of the diagram (default: fit the terminal)"},
+		),
+		Run: runMask,
+	})
+	Register(&Command{
+		Name:    "compare",
+		Summary: "train several models on the same budget and print them side by side",
+		Details: "Each family in models= trains with the same data, steps and training options, and with the\n" +
+			"model options (typed or from the session) that apply to it: window=32 reaches local and pi\n" +
+			"but not ecp. pairs scored is the query-key scores per head and sequence over all layers.",
+		Options: compareOptions(),
+		Run:     runCompare,
+	})
+}
+
+// maskMaxN bounds the diagram: drawing evaluates K(i) on all n² pairs.
+const maskMaxN = 8192
+
+// shades draw the share of allowed pairs in a cell: none, up to 1/3, up to 2/3, most, all.
+var shades = []rune(" ░▒▓█")
+
+// skipGlyph marks π cells that hold skip keys and no local ones.
+const skipGlyph = '•'
+
+// MaskPicture is what `mask` prints.
+type MaskPicture struct {
+	Model   string   `json:"model"`
+	Config  string   `json:"config"`
+	N       int      `json:"n"`
+	Head    int      `json:"head"`
+	Allowed int64    `json:"allowed_pairs"` // (query, key) pairs in K(i) for this head
+	Rows    []string `json:"rows"`          // the diagram, first query block first
+	Legend  string   `json:"legend"`
+}
+
+func (m MaskPicture) Text() string {
+	var b strings.Builder
+	causal := int64(m.N) * int64(m.N+1) / 2
+	fmt.Fprintf(&b, "K(i) of %s, head %d: %d pairs allowed (%.1f%% of the %d causal pairs)\n",
+		m.Config, m.Head, m.Allowed, 100*float64(m.Allowed)/float64(causal), causal)
+	label := len(strconv.Itoa(m.N))
+	fmt.Fprintf(&b, "%*s keys 0 → %d\n", label, "", m.N-1)
+	for r, row := range m.Rows {
+		start := r * m.N / len(m.Rows)
+		fmt.Fprintf(&b, "%*d│%s│\n", label, start, row)
+	}
+	b.WriteString(m.Legend)
+	return b.String()
+}
+
+func runMask(c *Call) error {
+	cfg, err := c.ModelConfig()
+	if err != nil {
+		return err
+	}
+	if cfg.SeqLen > maskMaxN {
+		return Usagef("mask draws up to n=%d (it evaluates all n² pairs); got n=%d", maskMaxN, cfg.SeqLen)
+	}
+	head, err := c.Int("head")
+	if err != nil {
+		return err
+	}
+	if head < 0 || head >= cfg.Heads {
+		return Usagef("option head=%d must be in 0..%d (heads=%d)", head, cfg.Heads-1, cfg.Heads)
+	}
+	width := terminalWidth(c.Out)
+	if c.String("width") != "" {
+		if width, err = c.Int("width"); err != nil {
+			return err
+		}
+	}
+	cols := min(cfg.SeqLen, width-len(strconv.Itoa(cfg.SeqLen))-2)
+	if cols < 4 {
+		return Usagef("option width=%d leaves no room for the diagram", width)
+	}
+	pattern := cfg.Pattern()
+	rows, allowed := maskRows(pattern, head, cfg.SeqLen, cols)
+	return c.Emit(MaskPicture{
+		Model: cfg.Model, Config: cfg.Resolved().String(), N: cfg.SeqLen, Head: head,
+		Allowed: allowed, Rows: rows, Legend: maskLegend(pattern),
+	})
+}
+
+// maskRows draws K(i) for one head on a grid of cols columns and about
+// cols/2 rows (a terminal cell is twice as tall as wide, so the square stays
+// square). It returns the rows and the number of allowed pairs.
+func maskRows(p models.Pattern, head, n, cols int) ([]string, int64) {
+	rows := max(1, min(n, cols/2))
+	pi, isPi := p.(models.Pi)
+	local := make([][]int, rows)
+	skip := make([][]int, rows)
+	for r := range rows {
+		local[r], skip[r] = make([]int, cols), make([]int, cols)
+	}
+	var allowed int64
+	for i := range n {
+		r := i * rows / n
+		for j := range n {
+			if !p.Allows(head, i, j) {
+				continue
+			}
+			allowed++
+			if isPi && pi.IsSkip(head, i, j) {
+				skip[r][j*cols/n]++
+			} else {
+				local[r][j*cols/n]++
+			}
+		}
+	}
+	out := make([]string, rows)
+	for r := range rows {
+		var b strings.Builder
+		queries := (r+1)*n/rows - r*n/rows
+		for col := range cols {
+			pairs := queries * ((col+1)*n/cols - col*n/cols)
+			b.WriteRune(cellGlyph(local[r][col], skip[r][col], pairs))
+		}
+		out[r] = b.String()
+	}
+	return out, allowed
+}
+
+func cellGlyph(local, skip, pairs int) rune {
+	switch {
+	case local == 0 && skip > 0:
+		return skipGlyph
+	case local == 0:
+		return shades[0]
+	case local == pairs:
+		return shades[len(shades)-1]
+	}
+	// Partial cells take the three middle shades by thirds.
+	return shades[1+min(2, 3*local/pairs)]
+}
+
+func maskLegend(p models.Pattern) string {
+	legend := "█ all pairs of the cell allowed  ▓ ▒ ░ at least 2/3, at least 1/3, some  (blank: none)"
+	if _, ok := p.(models.Pi); ok {
+		legend += fmt.Sprintf("\n%c skip keys only (π-stride), shades: local window", skipGlyph)
+	}
+	return legend
+}
+
+// LossLine draws a training run's progress as one live line: step, loss and
+// a sparkline of the loss so far. On a terminal it redraws in place; in a
+// pipe or log it writes a line per evaluation and one at the end, so logs
+// stay readable. Use Update as train.Run's progress callback and End after.
+type LossLine struct {
+	out    io.Writer
+	label  string
+	live   bool
+	losses []float64
+	last   train.Progress
+}
+
+// NewLossLine draws on the call's output; with --json it draws nothing, so
+// stdout carries only the result.
+func NewLossLine(c *Call, label string) *LossLine {
+	out := c.Out
+	if c.JSON {
+		out = io.Discard
+	}
+	f, isFile := out.(*os.File)
+	return &LossLine{out: out, label: label, live: isFile && term.IsTerminal(int(f.Fd()))}
+}
+
+// sparkWidth is the sparkline's share of the line.
+const sparkWidth = 40
+
+func (l *LossLine) Update(p train.Progress) {
+	l.losses = append(l.losses, p.Loss)
+	l.last = p
+	if l.live {
+		fmt.Fprintf(l.out, "\r\x1b[K%s", l.line())
+	}
+	if p.Eval != nil {
+		if l.live {
+			fmt.Fprintln(l.out)
+		} else {
+			fmt.Fprintln(l.out, l.line())
+		}
+		fmt.Fprintf(l.out, "  step %d: %s\n", p.Step, p.Eval.Summary())
+	}
+}
+
+func (l *LossLine) line() string {
+	p := l.last
+	return fmt.Sprintf("%s step %*d/%d  loss %.4f %s  %.0f tok/s", l.label, len(strconv.Itoa(p.Steps)), p.Step, p.Steps,
+		p.Loss, train.Sparkline(l.losses, sparkWidth), p.TokensPerS)
+}
+
+// End finishes the line after the run returns (also when it was interrupted).
+func (l *LossLine) End() {
+	if len(l.losses) == 0 {
+		return
+	}
+	if l.live {
+		fmt.Fprintf(l.out, "\r\x1b[K%s\n", l.line())
+	} else if l.last.Eval == nil {
+		fmt.Fprintln(l.out, l.line())
+	}
+}
+
+// compareOptions: the families, every training option but the run folder
+// (each model gets its own), and the model options that set the budget.
+func compareOptions() []Option {
+	opts := []Option{{Name: "models", Default: "ecp,local,pi", Help: "comma-separated model families to train",
+		Values: func(*Session) []string { return models.FamilyNames() }}}
+	for _, info := range train.OptionInfos() {
+		if info.Name == "run" {
+			continue
+		}
+		values := info.Values
+		opt := Option{Name: info.Name, Default: info.Default, Help: info.Help}
+		if values != nil {
+			opt.Values = func(*Session) []string { return values }
+		}
+		if info.Name == "backend" {
+			opt = BackendOption
+		}
+		opts = append(opts, opt)
+	}
+	for _, opt := range modelOptions() {
+		if opt.Name != "model" && opt.Name != "vocab" {
+			opts = append(opts, opt)
+		}
+	}
+	return opts
+}
+
+// Comparison is what `compare` prints: one row per model, in the order given.
+type Comparison struct {
+	Rows []ComparisonRow `json:"rows"`
+}
+
+// ComparisonRow is one model's run.
+type ComparisonRow struct {
+	*train.Result
+	PairsScored int64 `json:"pairs_scored"`
+}
+
+func (cmp Comparison) Text() string {
+	header := []string{"model", "steps", "train loss", "valid loss", "valid ppl", "tokens/s", "pairs scored", "seconds", "loss"}
+	var rows [][]string
+	for _, r := range cmp.Rows {
+		steps := strconv.Itoa(r.Steps)
+		if r.Interrupted {
+			steps += "!"
+		}
+		ppl := "-"
+		if r.ValidPPL > 0 {
+			ppl = fmt.Sprintf("%.3f", r.ValidPPL)
+		}
+		rows = append(rows, []string{r.Model, steps, fmt.Sprintf("%.4f", r.TrainLoss), fmt.Sprintf("%.4f", r.ValidLoss),
+			ppl, fmt.Sprintf("%.0f", r.TokensPerS), strconv.FormatInt(r.PairsScored, 10), fmt.Sprintf("%.1f", r.Seconds),
+			train.Sparkline(r.Losses, 24)})
+	}
+	text := Table(header, rows)
+	for _, r := range cmp.Rows {
+		if r.Interrupted {
+			text += "! interrupted before the last step\n"
+			break
+		}
+	}
+	return text
+}
+
+func runCompare(c *Call) error {
+	families := c.Strings("models")
+	if len(families) == 0 {
+		return Usagef("option models= needs at least one family: %s", strings.Join(models.FamilyNames(), ", "))
+	}
+	for _, f := range families {
+		if !slices.Contains(models.FamilyNames(), f) {
+			return Usagef("option models=: unknown family %q; choose from %s", f, strings.Join(models.FamilyNames(), ", "))
+		}
+	}
+	runs := make([]train.Options, len(families))
+	for i, family := range families {
+		o, err := train.ParseOptions(compareValues(c, family))
+		if err != nil {
+			return Usagef("%s: %v", family, err)
+		}
+		runs[i] = o
+	}
+	var cmp Comparison
+	for i, o := range runs {
+		line := NewLossLine(c, fmt.Sprintf("%-*s", maxLen(families), families[i]))
+		result, err := train.Run(c.Ctx, o, line.Update)
+		line.End()
+		if err != nil {
+			return fmt.Errorf("training %s: %w", families[i], err)
+		}
+		cmp.Rows = append(cmp.Rows, ComparisonRow{Result: result, PairsScored: pairsScored(o.Model)})
+		if result.Interrupted {
+			break
+		}
+	}
+	c.Session.Remember("compare", cmp)
+	return c.Emit(cmp)
+}
+
+// compareValues are one family's options: every training option and the
+// model options (typed or from the session) that the family reads.
+func compareValues(c *Call, family string) map[string]string {
+	values := map[string]string{"model": family}
+	for _, opt := range c.Command.Options {
+		if opt.Name == "models" || !c.Has(opt.Name) {
+			continue
+		}
+		if models.IsOption(opt.Name) && !slices.ContainsFunc(models.OptionsFor(family), func(o models.OptionInfo) bool { return o.Name == opt.Name }) {
+			continue
+		}
+		values[opt.Name] = c.String(opt.Name)
+	}
+	return values
+}
+
+// pairsScored counts the query-key scores per head and sequence over all layers.
+func pairsScored(modelOptions map[string]string) int64 {
+	cfg, err := models.ParseConfig(maps.Clone(modelOptions))
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, layer := range cfg.LayerPatterns() {
+		total += layer.Pattern.ScoredPairs(layer.SeqLen)
+	}
+	return total
+}
+
+func maxLen(words []string) int {
+	n := 0
+	for _, w := range words {
+		n = max(n, len(w))
+	}
+	return n
+}
