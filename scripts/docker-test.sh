@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# make docker-test: the compose route end to end, on a machine that reaches no container registry.
+#  1. a Docker engine: the one DOCKER_HOST (or the default socket) answers, else a dockerd of our own with its
+#     data in a temporary folder;
+#  2. a Debian bookworm root made with debootstrap, imported as ecpi-base:bookworm (unless that image exists);
+#  3. docker-compose.yml built with BASE_IMAGE=ecpi-base:bookworm and started;
+#  4. the Jupyter server's /api/kernelspecs must list the "ecpi (Go)" kernel, a notebook written through the
+#     server must appear in ./notebooks (the mount), and notebooks/00-tour.ipynb must run through the kernel.
+# Everything it started or created is removed on exit, success or failure; nothing else is touched.
+# Settings: ECPI_COMPOSE ("docker-compose" or "docker compose"), ECPI_DEBIAN_MIRROR, ECPI_DOCKERD_FLAGS,
+# ECPI_HOST_NETWORK=1 (no bridge: host networking for build and run), ECPI_CELL_TIMEOUT (seconds per cell),
+# ECPI_DOCKER_TEST_KEEP_LOGS=1 (keep the logs folder on success too).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+run_id="ecpi-dockertest-$$"
+image="ecpi:dockertest-$$"
+base_image="ecpi-base:bookworm"
+port=8888
+token="dockertest-$$-$RANDOM$RANDOM"
+tour="00-tour.ipynb"
+work="$(mktemp -d /tmp/ecpi-docker-test.XXXXXX)"
+started=$SECONDS
+
+# What this run created, for cleanup.
+own_dockerd_pid=""
+imported_base=0
+copied_cas=()
+compose_up=0
+probe_notebook=""
+
+log() { printf '[docker-test %4ds] %s\n' "$((SECONDS - started))" "$*"; }
+die() { log "FAILED: $*"; exit 1; }
+
+cleanup() {
+  local rc=$?
+  set +e
+  if [ "$compose_up" = 1 ]; then
+    [ "$rc" = 0 ] || compose logs --no-color --tail=200 > "$work/compose.log" 2>&1
+    log "stopping the compose project $run_id"
+    compose down --volumes --remove-orphans > "$work/down.log" 2>&1
+  fi
+  [ -n "$probe_notebook" ] && rm -f "notebooks/$probe_notebook"
+  if [ -z "$own_dockerd_pid" ]; then
+    # A shared engine: remove only the images this run made.
+    docker image rm "$image" > /dev/null 2>&1
+    [ "$imported_base" = 1 ] && docker image rm "$base_image" > /dev/null 2>&1
+  else
+    log "stopping dockerd (pid $own_dockerd_pid)"
+    kill "$own_dockerd_pid" 2> /dev/null
+    for _ in $(seq 60); do kill -0 "$own_dockerd_pid" 2> /dev/null || break; sleep 1; done
+    kill -0 "$own_dockerd_pid" 2> /dev/null && kill -9 "$own_dockerd_pid"
+  fi
+  for ca in "${copied_cas[@]}"; do rm -f "$ca"; done
+  rm -rf "$work/rootfs" "$work/engine"
+  if [ "$rc" = 0 ] && [ "${ECPI_DOCKER_TEST_KEEP_LOGS:-0}" != 1 ]; then
+    rm -rf "$work"
+  else
+    log "logs kept in $work"
+  fi
+  log "$([ "$rc" = 0 ] && echo PASSED || echo "FAILED (exit $rc)") in $((SECONDS - started)) s"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+compose() {
+  $compose_cmd -p "$run_id" -f docker-compose.yml -f "$work/override.yml" "$@"
+}
+
+pick_compose() {
+  if [ -n "${ECPI_COMPOSE:-}" ]; then
+    compose_cmd="$ECPI_COMPOSE"
+  elif command -v docker-compose > /dev/null; then
+    compose_cmd="docker-compose"
+  elif docker compose version > /dev/null 2>&1; then
+    compose_cmd="docker compose"
+  else
+    die "neither docker-compose nor the docker compose plugin is installed (apt-get install docker-compose)"
+  fi
+  log "compose: $compose_cmd ($($compose_cmd version --short 2>/dev/null || $compose_cmd version | head -1))"
+}
+
+# Starts dockerd with its state under $work/engine; returns non-zero if it does not answer within 60 s.
+start_dockerd() {
+  local engine="$work/engine"
+  mkdir -p "$engine"
+  # shellcheck disable=SC2086 # the flags are words on purpose
+  dockerd --data-root "$engine/data" --exec-root "$engine/exec" --pidfile "$engine/dockerd.pid" \
+    -H "unix://$engine/docker.sock" $dockerd_flags > "$work/dockerd.log" 2>&1 &
+  own_dockerd_pid=$!
+  export DOCKER_HOST="unix://$engine/docker.sock"
+  for _ in $(seq 60); do
+    docker info > /dev/null 2>&1 && return 0
+    kill -0 "$own_dockerd_pid" 2> /dev/null || break
+    sleep 1
+  done
+  kill "$own_dockerd_pid" 2> /dev/null
+  wait "$own_dockerd_pid" 2> /dev/null
+  own_dockerd_pid=""
+  return 1
+}
+
+engine_up() {
+  host_network="${ECPI_HOST_NETWORK:-0}"
+  if docker info > /dev/null 2>&1; then
+    log "using the running Docker engine at ${DOCKER_HOST:-the default socket}"
+    return
+  fi
+  command -v dockerd > /dev/null || die "no Docker engine answers and dockerd is not installed (apt-get install docker.io)"
+  dockerd_flags="${ECPI_DOCKERD_FLAGS:-}"
+  [ "$host_network" = 1 ] && dockerd_flags="$dockerd_flags --iptables=false --bridge=none"
+  if start_dockerd; then
+    log "started dockerd (pid $own_dockerd_pid) ${dockerd_flags:+with$dockerd_flags}"
+    return
+  fi
+  log "dockerd did not start with default settings:"; tail -5 "$work/dockerd.log"
+  host_network=1
+  dockerd_flags="${ECPI_DOCKERD_FLAGS:-} --storage-driver=vfs --iptables=false --bridge=none"
+  start_dockerd || { tail -20 "$work/dockerd.log"; die "dockerd did not start with$dockerd_flags either"; }
+  log "started dockerd (pid $own_dockerd_pid) with$dockerd_flags; containers use host networking"
+}
+
+# The first Debian mirror apt uses here (deb822 or one-line sources), unless ECPI_DEBIAN_MIRROR says.
+debian_mirror() {
+  if [ -n "${ECPI_DEBIAN_MIRROR:-}" ]; then echo "$ECPI_DEBIAN_MIRROR"; return; fi
+  local m
+  m="$(cat /etc/apt/sources.list.d/*.sources 2> /dev/null | awk '/^URIs:/ {print $2}' | grep -E '/debian/?$' | head -1)"
+  [ -n "$m" ] || m="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2> /dev/null |
+    awk '$1 == "deb" && $2 !~ /^\[/ {print $2}' | grep -E '/debian/?$' | head -1)"
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+make_base() {
+  if docker image inspect "$base_image" > /dev/null 2>&1; then
+    log "base image $base_image exists; using it"
+    return
+  fi
+  command -v debootstrap > /dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
+  local mirror
+  mirror="$(debian_mirror)"
+  log "debootstrap bookworm (minbase) from $mirror"
+  debootstrap --variant=minbase bookworm "$work/rootfs" "$mirror" > "$work/debootstrap.log" 2>&1 ||
+    { tail -20 "$work/debootstrap.log"; die "debootstrap failed"; }
+  # The suites of the official debian:bookworm image, on the same mirror.
+  rm -f "$work/rootfs/etc/apt/sources.list"
+  cat > "$work/rootfs/etc/apt/sources.list.d/debian.sources" << EOF
+Types: deb
+URIs: $mirror
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: ${mirror%/debian*}/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  tar -C "$work/rootfs" -c . | docker import \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'CMD ["bash"]' - "$base_image" > /dev/null
+  imported_base=1
+  rm -rf "$work/rootfs"
+  log "imported $base_image"
+}
+
+# The host's extra CAs (a TLS-inspecting proxy in front of the registries) go into the build.
+copy_cas() {
+  local ca dest
+  for ca in /usr/local/share/ca-certificates/*.crt; do
+    [ -f "$ca" ] || continue
+    dest="docker/ca-certificates/$(basename "$ca")"
+    [ -e "$dest" ] && continue
+    cp "$ca" "$dest"
+    copied_cas+=("$repo/$dest")
+  done
+  [ "${#copied_cas[@]}" = 0 ] || log "build trusts the host's extra CAs: ${copied_cas[*]##*/}"
+}
+
+write_override() {
+  {
+    echo "services:"
+    echo "  jupyter:"
+    echo "    image: $image"
+    if [ "$host_network" = 1 ]; then
+      echo "    build:"
+      echo "      network: host"
+      echo "    network_mode: host"
+      echo "    environment:"
+      echo "      JUPYTER_IP: 127.0.0.1"
+    fi
+  } > "$work/override.yml"
+  compose config -q || die "the compose file with the test override is invalid"
+}
+
+api() { curl -fsS -H "Authorization: token $token" "http://127.0.0.1:$port$1" "${@:2}"; }
+
+wait_for_server() {
+  for _ in $(seq 120); do
+    api /api/status > /dev/null 2>&1 && return 0
+    [ -n "$(compose ps -q jupyter)" ] || break
+    sleep 1
+  done
+  compose logs --no-color --tail=50 jupyter
+  die "the Jupyter server did not answer on 127.0.0.1:$port within 120 s"
+}
+
+# Prints the name of the kernelspec whose display name starts with "ecpi".
+ecpi_kernel() {
+  api /api/kernelspecs | python3 -c '
+import json, sys
+specs = json.load(sys.stdin)["kernelspecs"]
+names = [n for n, s in specs.items() if s["spec"]["display_name"].lower().startswith("ecpi")]
+print(*names[:1])
+print("kernelspecs:", ", ".join(f"{n} ({s[\"spec\"][\"display_name\"]})" for n, s in specs.items()), file=sys.stderr)'
+}
+
+# A notebook saved through the server must land in ./notebooks on the host, where the work is kept.
+check_mount() {
+  probe_notebook=".docker-test-$$.ipynb"
+  api "/api/contents/$probe_notebook" -X PUT -H 'Content-Type: application/json' \
+    -d '{"type": "notebook", "content": {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}}' > /dev/null
+  [ -f "notebooks/$probe_notebook" ] || die "a notebook saved through the server is not in ./notebooks: the volume is not mounted"
+  api "/api/contents/$probe_notebook" -X DELETE
+  [ ! -e "notebooks/$probe_notebook" ] || die "a notebook deleted through the server is still in ./notebooks"
+  probe_notebook=""
+  log "notebooks/ is mounted: a notebook saved through the server appeared on the host"
+}
+
+main() {
+  [ "$(id -u)" = 0 ] || die "needs root (dockerd, debootstrap)"
+  for f in scripts/setup-kernel.sh "notebooks/$tour"; do [ -f "$f" ] || die "$f is missing"; done
+  command -v curl > /dev/null || die "curl is not installed"
+  /usr/bin/python3 -c 'import requests, websocket' 2> /dev/null ||
+    die "/usr/bin/python3 lacks requests or websocket (apt-get install python3-requests python3-websocket)"
+  pick_compose
+  engine_up
+  if (: < "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then
+    die "port $port on 127.0.0.1 is already in use"
+  fi
+  make_base
+  copy_cas
+  write_override
+
+  log "building the image ($image) with BASE_IMAGE=$base_image; log: $work/build.log"
+  local t=$SECONDS
+  BASE_IMAGE="$base_image" compose build jupyter > "$work/build.log" 2>&1 ||
+    { tail -40 "$work/build.log"; die "image build failed"; }
+  log "image built in $((SECONDS - t)) s ($(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.2f GB", $1/1e9}'))"
+
+  compose_up=1
+  JUPYTER_TOKEN="$token" compose up -d --no-build jupyter > "$work/up.log" 2>&1 ||
+    { cat "$work/up.log"; die "compose up failed"; }
+  t=$SECONDS
+  wait_for_server
+  log "Jupyter server answers on 127.0.0.1:$port after $((SECONDS - t)) s"
+
+  local kernel
+  kernel="$(ecpi_kernel)"
+  [ -n "$kernel" ] || die "no ecpi kernelspec in /api/kernelspecs"
+  log "ecpi kernel found: $kernel"
+
+  check_mount
+
+  log "running notebooks/$tour through the server with kernel $kernel"
+  t=$SECONDS
+  /usr/bin/python3 docker/run_notebook.py --url "http://127.0.0.1:$port" --token "$token" --kernel "$kernel" \
+    --notebook "$tour" --out "$work/$tour" --cell-timeout "${ECPI_CELL_TIMEOUT:-900}" ||
+    die "notebooks/$tour failed (executed copy: $work/$tour)"
+  log "notebooks/$tour ran in $((SECONDS - t)) s"
+}
+
+main "$@"
