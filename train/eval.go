@@ -1,0 +1,105 @@
+package train
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/xla"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+// evaluator holds the compiled evaluation graphs of a model (dropout off).
+type evaluator struct {
+	model     *models.Model
+	lmExec    *model.Exec
+	classExec *model.Exec
+}
+
+func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
+	e := &evaluator{model: m}
+	switch t := t.(type) {
+	case *lmTask:
+		// (tokens [B,n], targets [B,n], weights [B,n-start]) -> (Σ weight·nll, Σ weight)
+		e.lmExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, targets, weights *graph.Node) (*graph.Node, *graph.Node) {
+			logits := m.Logits(scope, tokens)
+			nll := tokenNLL(logits, graph.SliceAxis(targets, 1, graph.AxisRangeToEnd(m.LossStart())))
+			return graph.ReduceAllSum(graph.Mul(nll, weights)), graph.ReduceAllSum(weights)
+		})
+	case *classTask:
+		// (tokens [B,n], labels [B], -1 for filler rows) -> (Σ nll, correct, count)
+		e.classExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, labels *graph.Node) (*graph.Node, *graph.Node, *graph.Node) {
+			logits := m.ClassLogits(scope, tokens, t.classes)
+			valid := graph.GreaterOrEqual(labels, graph.ScalarZero(labels.Graph(), labels.DType()))
+			safe := graph.Where(valid, labels, graph.ZerosLike(labels))
+			nll := graph.Reshape(tokenNLL(graph.InsertAxes(logits, 1), graph.InsertAxes(safe, 1)), labels.Shape().Dim(0))
+			zero := graph.ZerosLike(nll)
+			hit := graph.LogicalAnd(valid, graph.Equal(graph.ArgMax(logits, -1, labels.DType()), labels))
+			count := func(b *graph.Node) *graph.Node { return graph.ReduceAllSum(graph.ConvertDType(b, dtypes.Float32)) }
+			return graph.ReduceAllSum(graph.Where(valid, nll, zero)), count(hit), count(valid)
+		})
+	}
+	return e
+}
+
+func (e *evaluator) finalize() {
+	for _, exec := range []*model.Exec{e.lmExec, e.classExec} {
+		if exec != nil {
+			exec.Finalize()
+		}
+	}
+}
+
+// EvalOptions says what to evaluate.
+type EvalOptions struct {
+	Checkpoint string // checkpoint or run folder
+	Split      string // valid | test
+	Batches    int    // 0: the whole split
+	Backend    string
+}
+
+// EvalResult is a checkpoint's evaluation.
+type EvalResult struct {
+	Eval
+	Model      string `json:"model"`
+	Task       string `json:"task"`
+	Data       string `json:"data"`
+	Step       int    `json:"step"`
+	Checkpoint string `json:"checkpoint"`
+}
+
+// Text is the human summary.
+func (r *EvalResult) Text() string {
+	s := fmt.Sprintf("%s on %s (%s split, step %d): loss %.4f", r.Model, r.Data, r.Split, r.Step, r.Loss)
+	if r.PPL > 0 {
+		s += fmt.Sprintf("  ppl %.3f", r.PPL)
+	}
+	if r.BPC > 0 {
+		s += fmt.Sprintf("  bpc %.4f", r.BPC)
+	}
+	if r.Task == TaskClassify {
+		s += fmt.Sprintf("  acc %.2f%%", 100*r.Acc)
+	}
+	return s + fmt.Sprintf("  (%d scored)", r.Count)
+}
+
+// Evaluate measures a checkpoint on a split: perplexity (and bits per
+// character for byte-level models) with windows of n+1 tokens at stride n/2,
+// or accuracy for classifiers.
+func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
+	l, err := Open(o.Checkpoint, o.Backend)
+	if err != nil {
+		return nil, err
+	}
+	split := o.Split
+	if split == "" {
+		split = "valid"
+	}
+	e, err := l.evaluate(split, o.Batches)
+	if err != nil {
+		return nil, err
+	}
+	return &EvalResult{Eval: *e, Model: l.model.Config.Model, Task: l.task.kind(), Data: l.opts.Data, Step: l.Manifest.Step, Checkpoint: l.Dir}, nil
+}

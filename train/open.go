@@ -1,0 +1,61 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/ecpi-dev/ecpi/data"
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/xla"
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+// Loaded is a trained model opened from a checkpoint, for evaluation,
+// sampling and probes (notebooks use it directly).
+type Loaded struct {
+	*session
+	Manifest *Manifest
+	Dir      string // the checkpoint folder
+}
+
+// Open loads the checkpoint at path (a checkpoint or run folder) on the
+// backend named ("" = automatic).
+func Open(path, backend string) (*Loaded, error) {
+	m, dir, err := LoadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	o := m.Options
+	o.Home = DefaultOptions().Home
+	o.Backend = backend
+	s, err := newSession(o, m)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if err := s.load(dir, m); err != nil {
+		return nil, err
+	}
+	return &Loaded{session: s, Manifest: m, Dir: dir}, nil
+}
+
+// CheckFamily refuses a checkpoint of another model family than the one named
+// ("" accepts any).
+func (l *Loaded) CheckFamily(family string) error {
+	if family != "" && family != l.Manifest.Family {
+		return fmt.Errorf("checkpoint %s is a %s model, not %s", l.Dir, l.Manifest.Family, family)
+	}
+	return nil
+}
+
+// Model is the network; Store holds its variables; Backend runs it.
+func (l *Loaded) Model() *models.Model { return l.model }
+func (l *Loaded) Store() *model.Store  { return l.store }
+func (l *Loaded) Backend() *xla.Choice { return l.backend }
+func (l *Loaded) Options() Options     { return l.opts }
+
+// Tokenizer is the LM's tokenizer (nil for classifiers).
+func (l *Loaded) Tokenizer() data.Tokenizer {
+	if lm, ok := l.task.(*lmTask); ok {
+		return lm.tok
+	}
+	return nil
+}

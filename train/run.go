@@ -1,0 +1,420 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/xla"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train"
+	"github.com/gomlx/gomlx/ml/train/optimizer"
+)
+
+// Progress is reported after every optimizer step (and carries the
+// evaluation on evaluation steps).
+type Progress struct {
+	Step       int           `json:"step"`
+	Steps      int           `json:"steps"`
+	Loss       float64       `json:"loss"`
+	LR         float64       `json:"lr"`
+	GradNorm   float64       `json:"grad_norm"`
+	TokensPerS float64       `json:"tokens_per_s"`
+	Elapsed    time.Duration `json:"elapsed"`
+	Eval       *Eval         `json:"eval,omitempty"`
+}
+
+// Result is the outcome of a training run; its JSON is what `ecpi train --json` prints.
+type Result struct {
+	Model       string            `json:"model"`
+	Data        string            `json:"data"`
+	Task        string            `json:"task"`
+	Tokenizer   string            `json:"tokenizer,omitempty"`
+	Config      map[string]string `json:"config"`
+	Params      int64             `json:"params"`
+	Backend     string            `json:"backend"`
+	Steps       int               `json:"steps"`
+	TrainLoss   float64           `json:"train_loss"` // mean of the last 10 steps
+	ValidLoss   float64           `json:"valid_loss"`
+	ValidPPL    float64           `json:"valid_ppl,omitempty"`
+	ValidBPC    float64           `json:"valid_bpc,omitempty"`
+	ValidAcc    *float64          `json:"valid_acc,omitempty"`
+	TokensPerS  float64           `json:"tokens_per_s"`
+	MsPerStep   float64           `json:"ms_per_step"`
+	Seconds     float64           `json:"seconds"`
+	Checkpoint  string            `json:"checkpoint"`
+	Run         string            `json:"run"`
+	Interrupted bool              `json:"interrupted,omitempty"`
+	Losses      []float64         `json:"losses"` // every step's train loss, from step 1
+}
+
+// Text is the human summary.
+func (r *Result) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s (%s, %s): %d steps, %d parameters, backend %s\n", r.Model, r.Data, r.Task, r.Tokenizer, r.Steps, r.Params, r.Backend)
+	fmt.Fprintf(&b, "train loss %.4f   valid loss %.4f", r.TrainLoss, r.ValidLoss)
+	if r.ValidPPL > 0 {
+		fmt.Fprintf(&b, "   valid ppl %.3f", r.ValidPPL)
+	}
+	if r.ValidBPC > 0 {
+		fmt.Fprintf(&b, "   valid bpc %.4f", r.ValidBPC)
+	}
+	if r.ValidAcc != nil {
+		fmt.Fprintf(&b, "   valid acc %.2f%%", 100**r.ValidAcc)
+	}
+	fmt.Fprintf(&b, "\n%.0f tokens/s, %.0f ms/step, %.1f s   %s\n", r.TokensPerS, r.MsPerStep, r.Seconds, Sparkline(r.Losses, 40))
+	if r.Interrupted {
+		b.WriteString("interrupted: ")
+	}
+	fmt.Fprintf(&b, "checkpoint %s", r.Checkpoint)
+	return b.String()
+}
+
+// session is one model being trained: its data, its store and GoMLX trainer.
+type session struct {
+	opts     Options
+	task     task
+	model    *models.Model
+	backend  *xla.Choice
+	store    *model.Store
+	trainer  *train.Trainer
+	step     int
+	losses   []float64
+	lastEval *Eval
+}
+
+// Run trains a fresh model. progress (may be nil) is called after every step.
+// Cancelling ctx (Ctrl-C) stops after the current step and saves a checkpoint.
+func Run(ctx context.Context, o Options, progress func(Progress)) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := newSession(o, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.prepareRunDir(); err != nil {
+		return nil, err
+	}
+	return s.loop(ctx, progress)
+}
+
+// Resume continues the run whose checkpoint (or run folder) is at path.
+// overrides may change steps (the total to reach), eval_every, eval_batches,
+// keep and backend; any other option must match the saved run.
+func Resume(ctx context.Context, path string, overrides map[string]string, progress func(Progress)) (*Result, error) {
+	m, dir, err := LoadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	o := m.Options
+	o.Home = DefaultOptions().Home
+	for name, value := range overrides {
+		if err := checkOverride(&o, m, name, value); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+		}
+	}
+	if o.Steps <= m.Step {
+		return nil, fmt.Errorf("checkpoint %s is at step %d already; give steps= above it to train further", dir, m.Step)
+	}
+	s, err := newSession(o, m)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.load(dir, m); err != nil {
+		return nil, err
+	}
+	return s.loop(ctx, progress)
+}
+
+// resumable are the options a resumed run may change.
+var resumable = []string{"steps", "eval_every", "eval_batches", "keep", "backend"}
+
+// checkOverride applies an option given to resume: a resumable one changes
+// the run, any other must repeat what the run was saved with.
+func checkOverride(o *Options, m *Manifest, name, value string) error {
+	if slices.Contains(resumable, name) {
+		return o.apply(map[string]string{name: value})
+	}
+	if name == "model" && value != m.Family {
+		return fmt.Errorf("it is a %s model, not %s", m.Family, value)
+	}
+	saved, isModel := m.Config[name]
+	if !isModel {
+		if !slices.ContainsFunc(optionTable, func(t OptionInfo) bool { return t.Name == name }) {
+			if models.IsOption(name) {
+				return fmt.Errorf("option %s does not apply to its model %s", name, m.Family)
+			}
+			return fmt.Errorf("unknown option %q", name)
+		}
+		saved = o.get(name)
+	}
+	if name != "model" && saved != value {
+		return fmt.Errorf("resume cannot change %s (saved with %s=%s); start a new run instead", name, name, saved)
+	}
+	return nil
+}
+
+// newSession builds data, model, backend, store and trainer. saved, when
+// resuming, fixes the model config to the checkpoint's.
+func newSession(o Options, saved *Manifest) (*session, error) {
+	kind, err := TaskOf(o.Data)
+	if err != nil {
+		return nil, err
+	}
+	cfg, t, err := buildTask(o, kind, saved)
+	if err != nil {
+		return nil, err
+	}
+	m, err := models.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	choice, err := Backend(o.Backend)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{opts: o, task: t, model: m, backend: choice, store: model.NewStore()}
+	if err := s.store.SetRNGStateFromSeed(o.Seed); err != nil {
+		return nil, err
+	}
+	s.trainer = train.NewTrainer(choice.Backend, s.store,
+		func(scope *model.Scope, inputs []*graph.Node) *graph.Node { return t.predict(m, scope, inputs[0]) },
+		func(labels, predictions []*graph.Node) *graph.Node { return t.loss(m, labels, predictions) },
+		newAdamW(o), nil, nil)
+	if o.Accum > 1 {
+		if err := s.trainer.AccumulateGradients(o.Accum); err != nil {
+			return nil, err
+		}
+	}
+	optimizer.LearningRateVar(s.store.RootScope(), dtypes.Float32, o.LR)
+	return s, nil
+}
+
+// buildTask loads the data and derives the model config: the vocabulary from
+// the tokenizer (or dataset), n from the dataset for classification.
+func buildTask(o Options, kind string, saved *Manifest) (models.Config, task, error) {
+	values := map[string]string{}
+	for k, v := range o.Model {
+		values[k] = v
+	}
+	if saved != nil {
+		values = saved.Config
+	}
+	var t task
+	if kind == TaskLM {
+		cfg, err := models.ParseConfig(withVocab(values, 256)) // n is needed before the data
+		if err != nil {
+			return models.Config{}, nil, err
+		}
+		lm, err := newLMTask(o, cfg.SeqLen)
+		if err != nil {
+			return models.Config{}, nil, err
+		}
+		t = lm
+	} else {
+		ct, err := newClassTask(o)
+		if err != nil {
+			return models.Config{}, nil, err
+		}
+		if n, given := values["n"]; given && saved == nil && n != fmt.Sprint(ct.seqLen()) {
+			return models.Config{}, nil, fmt.Errorf("option n=%s: data %s has sequences of %d tokens, which sets n", n, o.Data, ct.seqLen())
+		}
+		values = withValue(values, "n", fmt.Sprint(ct.seqLen()))
+		t = ct
+	}
+	if v, ok := values["vocab"]; ok && saved != nil && v != fmt.Sprint(t.vocab()) {
+		return models.Config{}, nil, fmt.Errorf("checkpoint has vocab=%s but tokenizer %s has %d tokens: tokenizer and model do not match", v, o.Tokenizer, t.vocab())
+	}
+	cfg, err := models.ParseConfig(withVocab(values, t.vocab()))
+	return cfg, t, err
+}
+
+func withVocab(values map[string]string, vocab int) map[string]string {
+	return withValue(values, "vocab", fmt.Sprint(vocab))
+}
+
+func withValue(values map[string]string, name, value string) map[string]string {
+	out := map[string]string{name: value}
+	for k, v := range values {
+		if k != name {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// prepareRunDir creates the run folder, refusing one that has checkpoints.
+func (s *session) prepareRunDir() error {
+	if s.opts.RunDir == "" {
+		name := fmt.Sprintf("%s-%s-%s", s.model.Config.Model, s.opts.Data, time.Now().Format("20060102-150405"))
+		s.opts.RunDir = filepath.Join(s.opts.Home, "runs", name)
+	}
+	if existing, _ := Checkpoints(s.opts.RunDir); len(existing) > 0 {
+		return fmt.Errorf("run folder %s already has checkpoints: continue it with `ecpi resume run=%s` or choose another run=", s.opts.RunDir, s.opts.RunDir)
+	}
+	return os.MkdirAll(s.opts.RunDir, 0o755)
+}
+
+// load restores a checkpoint into the fresh session.
+func (s *session) load(dir string, m *Manifest) error {
+	values, err := readVariables(dir, m)
+	if err != nil {
+		return err
+	}
+	if rng, ok := values[rngPath]; ok {
+		if err := s.store.GetVariable(rngPath).SetValue(rng); err != nil {
+			return err
+		}
+	}
+	s.store.SetLoader(&loader{values: values})
+	s.task.restore(m.Batcher)
+	s.step, s.losses, s.lastEval = m.Step, m.Losses, m.Eval
+	s.opts.RunDir = filepath.Dir(dir)
+	return nil
+}
+
+func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, error) {
+	o := s.opts
+	tokensPerStep := float64(o.Batch * o.Accum * s.model.Config.SeqLen)
+	start := time.Now()
+	var trainTime time.Duration
+	var timedSteps int
+	var checkpoint string
+	interrupted, compiled := false, false
+	for s.step < o.Steps {
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
+		t0 := time.Now()
+		loss, err := s.trainStep()
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", s.step+1, err)
+		}
+		if compiled { // the first step of a process compiles the graph: not timed
+			trainTime += time.Since(t0)
+			timedSteps++
+		}
+		compiled = true
+		s.step++
+		s.losses = append(s.losses, loss)
+		p := Progress{Step: s.step, Steps: o.Steps, Loss: loss, LR: o.LearningRate(s.step), GradNorm: s.gradNorm(), Elapsed: time.Since(start)}
+		if timedSteps > 0 {
+			p.TokensPerS = tokensPerStep * float64(timedSteps) / trainTime.Seconds()
+		}
+		if s.step == o.Steps || (o.EvalEvery > 0 && s.step%o.EvalEvery == 0) {
+			if p.Eval, err = s.evaluate("valid", o.EvalBatches); err != nil {
+				return nil, err
+			}
+			s.lastEval = p.Eval
+			if checkpoint, err = s.save(); err != nil {
+				return nil, err
+			}
+		}
+		if progress != nil {
+			progress(p)
+		}
+	}
+	if interrupted || checkpoint == "" {
+		var err error
+		if checkpoint, err = s.save(); err != nil {
+			return nil, err
+		}
+	}
+	r := s.result(checkpoint, time.Since(start))
+	r.Interrupted = interrupted
+	if timedSteps > 0 {
+		r.TokensPerS = tokensPerStep * float64(timedSteps) / trainTime.Seconds()
+		r.MsPerStep = 1000 * trainTime.Seconds() / float64(timedSteps)
+	}
+	return r, nil
+}
+
+// evaluate measures the current weights with a freshly compiled graph: a
+// model.Exec of GoMLX v0.28.16 that has run once keeps seeing the variable
+// values of that first run on the Go backend, even after the trainer has
+// updated them (TestEvaluationSeesTraining guards this).
+func (s *session) evaluate(split string, batches int) (*Eval, error) {
+	e := newEvaluator(s.backend, s.store, s.model, s.task)
+	defer e.finalize()
+	return s.task.evaluate(e, split, batches)
+}
+
+// trainStep runs one optimizer step (accum micro-batches) and returns its mean loss.
+func (s *session) trainStep() (float64, error) {
+	lr := s.opts.LearningRate(s.step + 1)
+	lrVar := optimizer.LearningRateVar(s.store.RootScope(), dtypes.Float32, lr)
+	if err := lrVar.SetValue(tensors.FromScalar(float32(lr))); err != nil {
+		return 0, err
+	}
+	var sum float64
+	for range s.opts.Accum {
+		metrics, err := s.trainer.TrainStep(s.task.next())
+		if err != nil {
+			return 0, err
+		}
+		sum += float64(metrics[0].Value().(float32))
+	}
+	loss := sum / float64(s.opts.Accum)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, errors.New("the loss is not finite; lower lr= or raise warmup=")
+	}
+	return loss, nil
+}
+
+func (s *session) gradNorm() float64 {
+	v := s.store.GetVariable("/train/" + gradNormVar)
+	if v == nil {
+		return 0
+	}
+	return float64(v.MustValue().Value().(float32))
+}
+
+func (s *session) save() (string, error) {
+	m := &Manifest{Format: manifestFormat, Family: s.model.Config.Model, Config: s.model.Config.Options(),
+		Task: s.task.kind(), Options: s.opts, Step: s.step, Batcher: s.task.state(), Losses: s.losses, Eval: s.lastEval}
+	return saveCheckpoint(s.opts.RunDir, m, s.store, s.opts.Keep)
+}
+
+func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
+	r := &Result{Model: s.model.Config.Model, Data: s.opts.Data, Task: s.task.kind(), Config: s.model.Config.Options(),
+		Params: countParams(s.store), Backend: s.backend.Name, Steps: s.step, Seconds: elapsed.Seconds(),
+		Checkpoint: checkpoint, Run: s.opts.RunDir, Losses: s.losses}
+	if s.task.kind() == TaskLM {
+		r.Tokenizer = s.opts.Tokenizer
+	}
+	tail := s.losses[max(0, len(s.losses)-10):]
+	for _, l := range tail {
+		r.TrainLoss += l / float64(len(tail))
+	}
+	if e := s.lastEval; e != nil {
+		r.ValidLoss, r.ValidPPL, r.ValidBPC = e.Loss, e.PPL, e.BPC
+		if s.task.kind() == TaskClassify {
+			acc := e.Acc
+			r.ValidAcc = &acc
+		}
+	}
+	return r
+}
+
+// countParams counts the model's trainable parameters (optimizer state excluded).
+func countParams(store *model.Store) int64 {
+	var n int64
+	for v := range store.IterVariables() {
+		if v.Trainable {
+			n += int64(v.Shape().Size())
+		}
+	}
+	return n
+}

@@ -1,0 +1,321 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ecpi-dev/ecpi/data"
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/train"
+)
+
+// The two kinds of task; the data name decides which one a run is.
+const (
+	TaskLM       = "lm"       // next-token prediction on a text corpus
+	TaskClassify = "classify" // sequence classification (pixel sequences, LRA tasks)
+)
+
+// Generated classification tasks: examples per split and how they are made.
+var generatedSets = map[string]struct {
+	classes int
+	vocab   int
+	make    func(n int, seed uint64) ([]data.Example, error)
+}{
+	"listops": {10, len(data.ListOpsVocab), func(n int, seed uint64) ([]data.Example, error) {
+		return data.ListOps(n, data.DefaultListOps, seed)
+	}},
+	"pathfinder": {2, 256, func(n int, seed uint64) ([]data.Example, error) {
+		return data.Pathfinder(n, data.DefaultPathfinder, seed)
+	}},
+}
+
+// generatedSizes are the train/valid/test sizes of generated sets.
+var generatedSizes = [3]int{10000, 1000, 1000}
+
+// TaskOf tells whether data name is a text corpus (LM) or a classification set.
+func TaskOf(name string) (string, error) {
+	switch {
+	case slices.Contains(data.CorpusNames(), name):
+		return TaskLM, nil
+	case slices.Contains(data.ImageSetNames, name):
+		return TaskClassify, nil
+	}
+	if _, ok := generatedSets[name]; ok {
+		return TaskClassify, nil
+	}
+	return "", fmt.Errorf("unknown data %q; corpora: %s; classification: %s", name,
+		strings.Join(data.CorpusNames(), ", "), strings.Join(ClassificationNames(), ", "))
+}
+
+// ClassificationNames lists the classification sets train accepts.
+func ClassificationNames() []string {
+	names := slices.Clone(data.ImageSetNames)
+	for name := range generatedSets {
+		names = append(names, name)
+	}
+	slices.Sort(names[len(data.ImageSetNames):])
+	return names
+}
+
+// task is what a run trains on: batches for the trainer, the model's head
+// and loss, and the validation metric.
+type task interface {
+	kind() string
+	vocab() int
+	seqLen() int // 0: any (the model's n)
+	next() train.Batch
+	state() data.BatchState
+	restore(data.BatchState)
+	predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node
+	loss(m *models.Model, labels, predictions []*graph.Node) *graph.Node
+	evaluate(r *evaluator, split string, batches int) (*Eval, error)
+}
+
+// Eval is a validation or test measurement.
+type Eval struct {
+	Split   string  `json:"split"`
+	Loss    float64 `json:"loss"`              // mean nats per scored token (LM) or example
+	PPL     float64 `json:"ppl,omitempty"`     // exp(loss), LM
+	BPC     float64 `json:"bpc,omitempty"`     // bits per character, byte-level LM
+	Acc     float64 `json:"acc,omitempty"`     // classification accuracy
+	Count   int64   `json:"count"`             // scored tokens (LM) or examples
+	Windows int     `json:"windows,omitempty"` // LM: windows of n+1 tokens at stride n/2
+}
+
+// lmTask trains on random windows of a corpus and evaluates with the ECP
+// paper's protocol (windows of n+1 tokens, stride n/2, every target once).
+type lmTask struct {
+	tok     data.Tokenizer
+	corpus  *data.Corpus
+	batches *data.LMBatches
+	n       int
+	batch   int
+}
+
+func newLMTask(o Options, n int) (*lmTask, error) {
+	tok, err := data.NewTokenizer(o.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	corpus, err := data.LoadCorpus(o.Home, o.Data)
+	if err != nil {
+		return nil, err
+	}
+	t := &lmTask{tok: tok, corpus: corpus, n: n, batch: o.Batch}
+	if n > 0 {
+		tokens, err := corpus.Tokens(tok, "train")
+		if err != nil {
+			return nil, err
+		}
+		if t.batches, err = data.NewLMBatches(tokens, o.Batch, n, uint64(o.Seed)); err != nil {
+			return nil, fmt.Errorf("corpus %s, train split: %w", o.Data, err)
+		}
+	}
+	return t, nil
+}
+
+func (t *lmTask) kind() string              { return TaskLM }
+func (t *lmTask) vocab() int                { return t.tok.VocabSize() }
+func (t *lmTask) seqLen() int               { return 0 }
+func (t *lmTask) state() data.BatchState    { return t.batches.State() }
+func (t *lmTask) restore(s data.BatchState) { t.batches.Restore(s) }
+
+func (t *lmTask) next() train.Batch {
+	b := t.batches.Next()
+	return train.Batch{
+		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen)},
+		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Targets, b.Batch, b.SeqLen)},
+	}
+}
+
+func (t *lmTask) predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node {
+	return m.Logits(scope, tokens)
+}
+
+func (t *lmTask) loss(m *models.Model, labels, predictions []*graph.Node) *graph.Node {
+	targets := graph.SliceAxis(labels[0], 1, graph.AxisRangeToEnd(m.LossStart()))
+	return graph.ReduceAllMean(tokenNLL(predictions[0], targets))
+}
+
+// tokenNLL is -log softmax(logits)[target] per position: logits [B, len, V],
+// targets [B, len] -> [B, len]. Gathering the target's logit avoids a
+// [B, len, V] one-hot, which for GPT-2's 50k vocabulary would double the
+// largest tensor of the step.
+func tokenNLL(logits, targets *graph.Node) *graph.Node {
+	dims := logits.Shape().Dimensions
+	rows := dims[0] * dims[1]
+	flat := graph.Reshape(logits, rows, dims[2])
+	g := logits.Graph()
+	rowIndex := graph.Iota(g, shapes.Make(dtypes.Int32, rows, 1), 0)
+	index := graph.Concatenate([]*graph.Node{rowIndex, graph.Reshape(graph.ConvertDType(targets, dtypes.Int32), rows, 1)}, 1)
+	logProbs := graph.Gather(graph.LogSoftmax(flat, -1), index)
+	return graph.Reshape(graph.Neg(logProbs), dims[0], dims[1])
+}
+
+func (t *lmTask) evaluate(r *evaluator, split string, batches int) (*Eval, error) {
+	tokens, err := t.corpus.Tokens(t.tok, split)
+	if err != nil {
+		return nil, err
+	}
+	windows, err := data.EvalWindows(tokens, t.n)
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s, %s split: %w", t.corpus.Name, split, err)
+	}
+	if batches > 0 {
+		windows = windows[:min(len(windows), batches*t.batch)]
+	}
+	start := r.model.LossStart()
+	var sumNLL float64
+	var count int64
+	for i := 0; i < len(windows); i += t.batch {
+		group := windows[i:min(i+t.batch, len(windows))]
+		inputs, targets, weights := data.EvalBatch(padWindows(group, t.batch))
+		outs, err := r.lmExec.Exec(
+			tensors.FromFlatDataAndDimensions(inputs, t.batch, t.n),
+			tensors.FromFlatDataAndDimensions(targets, t.batch, t.n),
+			tensors.FromFlatDataAndDimensions(sliceRows(weights, t.batch, t.n, start), t.batch, t.n-start))
+		if err != nil {
+			return nil, err
+		}
+		sumNLL += float64(outs[0].Value().(float32))
+		count += int64(math.Round(float64(outs[1].Value().(float32))))
+	}
+	e := &Eval{Split: split, Loss: sumNLL / float64(max(count, 1)), Count: count, Windows: len(windows)}
+	e.PPL = math.Exp(e.Loss)
+	if t.tok.Name() == "byte" {
+		e.BPC = e.Loss / math.Ln2
+	}
+	return e, nil
+}
+
+// padWindows fills a last, short group up to the batch size with copies of
+// its first window whose targets are all context (weight 0).
+func padWindows(ws []data.EvalWindow, batch int) []data.EvalWindow {
+	out := slices.Clone(ws)
+	for len(out) < batch {
+		w := ws[0]
+		w.FirstCounted = len(w.Targets)
+		out = append(out, w)
+	}
+	return out
+}
+
+// sliceRows keeps columns [start:] of a row-major [rows, cols] matrix.
+func sliceRows(x []float32, rows, cols, start int) []float32 {
+	out := make([]float32, 0, rows*(cols-start))
+	for r := range rows {
+		out = append(out, x[r*cols+start:(r+1)*cols]...)
+	}
+	return out
+}
+
+// classTask trains a classifier on token sequences (pixels, ListOps, Pathfinder).
+type classTask struct {
+	name          string
+	classes, voc  int
+	splits        map[string][]data.Example
+	batches       *data.ClassBatches
+	batch, length int
+}
+
+func newClassTask(o Options) (*classTask, error) {
+	t := &classTask{name: o.Data, batch: o.Batch, splits: map[string][]data.Example{}}
+	if gen, ok := generatedSets[o.Data]; ok {
+		t.classes, t.voc = gen.classes, gen.vocab
+		for i, split := range data.SplitNames {
+			examples, err := gen.make(generatedSizes[i], uint64(1000+i)) // fixed data, independent of the run's seed
+			if err != nil {
+				return nil, err
+			}
+			t.splits[split] = examples
+		}
+	} else {
+		set, err := data.LoadImages(o.Home, o.Data)
+		if err != nil {
+			return nil, err
+		}
+		t.classes, t.voc = 10, 256
+		for _, split := range data.SplitNames {
+			if t.splits[split], err = set.Sequences(split, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, examples := range t.splits {
+		for _, e := range examples {
+			t.length = max(t.length, len(e.Tokens))
+		}
+	}
+	var err error
+	t.batches, err = data.NewClassBatches(t.splits["train"], o.Batch, 0, uint64(o.Seed))
+	return t, err
+}
+
+func (t *classTask) kind() string              { return TaskClassify }
+func (t *classTask) vocab() int                { return t.voc }
+func (t *classTask) seqLen() int               { return t.length }
+func (t *classTask) state() data.BatchState    { return t.batches.State() }
+func (t *classTask) restore(s data.BatchState) { t.batches.Restore(s) }
+
+func (t *classTask) next() train.Batch {
+	b := t.batches.Next()
+	return train.Batch{
+		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(padTo(b.Inputs, b.Batch, b.SeqLen, t.length), b.Batch, t.length)},
+		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Labels, b.Batch)},
+	}
+}
+
+// padTo widens rows of a row-major [rows, from] matrix to `to` columns with 0
+// (the batcher pads to its split's longest example, the model needs one n).
+func padTo(x []int32, rows, from, to int) []int32 {
+	if from == to {
+		return x
+	}
+	out := make([]int32, rows*to)
+	for r := range rows {
+		copy(out[r*to:], x[r*from:(r+1)*from])
+	}
+	return out
+}
+
+func (t *classTask) predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node {
+	return m.ClassLogits(scope, tokens, t.classes)
+}
+
+func (t *classTask) loss(_ *models.Model, labels, predictions []*graph.Node) *graph.Node {
+	logits := graph.InsertAxes(predictions[0], 1) // [B, 1, classes]
+	return graph.ReduceAllMean(tokenNLL(logits, graph.InsertAxes(labels[0], 1)))
+}
+
+func (t *classTask) evaluate(r *evaluator, split string, batches int) (*Eval, error) {
+	examples, ok := t.splits[split]
+	if !ok {
+		return nil, fmt.Errorf("split %q unknown (valid: %s)", split, strings.Join(data.SplitNames, ", "))
+	}
+	all := data.ClassEvalBatches(examples, t.batch, 0)
+	if batches > 0 {
+		all = all[:min(len(all), batches)]
+	}
+	var sumNLL float64
+	var correct, count int64
+	for _, b := range all {
+		outs, err := r.classExec.Exec(
+			tensors.FromFlatDataAndDimensions(padTo(b.Inputs, b.Batch, b.SeqLen, t.length), b.Batch, t.length),
+			tensors.FromFlatDataAndDimensions(b.Labels, b.Batch))
+		if err != nil {
+			return nil, err
+		}
+		sumNLL += float64(outs[0].Value().(float32))
+		correct += int64(outs[1].Value().(float32))
+		count += int64(outs[2].Value().(float32))
+	}
+	n := float64(max(count, 1))
+	return &Eval{Split: split, Loss: sumNLL / n, Acc: float64(correct) / n, Count: count}, nil
+}
