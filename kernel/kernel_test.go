@@ -1,0 +1,214 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/train"
+)
+
+func TestHeadsPNGDecodesWithOneBlockPerHead(t *testing.T) {
+	heads := [][][]float64{{{0, 1}, {0.5, 0.25}}, {{1, 0}, {0, 1}}}
+	b, err := HeadsPNG(heads, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("PNG does not decode: %v", err)
+	}
+	if got := img.Bounds().Size(); got.X != 2*(2*3+6)-6 || got.Y != 2*3 {
+		t.Errorf("size %v, want 18x6", got)
+	}
+	// Minimum and maximum map to the two ends of the ramp.
+	if r, _, _, _ := img.At(0, 0).RGBA(); r>>8 != 0x44 {
+		t.Errorf("value 0 drawn with red %#x, want the ramp's start 0x44", r>>8)
+	}
+	if r, _, _, _ := img.At(3, 0).RGBA(); r>>8 != 0xfd {
+		t.Errorf("value 1 drawn with red %#x, want the ramp's end 0xfd", r>>8)
+	}
+}
+
+func TestHeatmapRejectsRaggedMatrices(t *testing.T) {
+	if _, err := HeadsPNG([][][]float64{{{1, 2}, {3}}}, 2); err == nil || !strings.Contains(err.Error(), "row 1") {
+		t.Errorf("ragged matrix: err = %v, want one naming row 1", err)
+	}
+	if _, err := HeatmapPNG(nil, 2); err == nil {
+		t.Error("empty matrix accepted")
+	}
+}
+
+func TestMaskPNGColoursLocalSkipAndBlockedKeys(t *testing.T) {
+	pi := models.Pi{Window: 2, SkipPeriod: 4, Skips: 2, Heads: 1, Causal: true, Fusion: models.FusionPrior}
+	const n, cell = 12, 2
+	b, err := MaskPNG(pi, n, 0, -1, cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(i, j int) [3]uint32 {
+		r, g, bl, _ := img.At(j*cell, i*cell).RGBA()
+		return [3]uint32{r >> 8, g >> 8, bl >> 8}
+	}
+	rgb := func(c interface{ RGBA() (r, g, b, a uint32) }) [3]uint32 {
+		r, g, bl, _ := c.RGBA()
+		return [3]uint32{r >> 8, g >> 8, bl >> 8}
+	}
+	cases := []struct {
+		i, j int
+		want [3]uint32
+		what string
+	}{
+		{11, 10, rgb(colourLocal), "local key"},
+		{11, 7, rgb(colourSkip), "skip key i-π"},
+		{11, 3, rgb(colourSkip), "skip key i-2π"},
+		{11, 5, rgb(colourBlocked), "key outside K(i)"},
+		{3, 4, rgb(colourBlocked), "future key"},
+	}
+	for _, c := range cases {
+		if got := at(c.i, c.j); got != c.want {
+			t.Errorf("%s (%d,%d): colour %v, want %v", c.what, c.i, c.j, got, c.want)
+		}
+	}
+}
+
+func TestPlotSVGParsesAndSkipsUnplottablePoints(t *testing.T) {
+	p := Plot{
+		Title: "loss <&> curve", XLabel: "n", YLabel: "ms", LogX: true, LogY: true,
+		Series: []Series{
+			{Name: "ecp", X: []float64{1024, 2048, 4096}, Y: []float64{10, 20, 40}},
+			{Name: "bad & ugly", X: []float64{0, 1024, 2048}, Y: []float64{1, math.NaN(), 5}, Dashed: true},
+		},
+	}
+	svg := p.SVG()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	polylines := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not XML: %v\n%s", err, svg)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
+			polylines++
+			for _, a := range se.Attr {
+				if a.Name.Local == "points" && strings.Contains(a.Value, "NaN") {
+					t.Errorf("NaN in points %q", a.Value)
+				}
+			}
+		}
+	}
+	if polylines != 2 {
+		t.Errorf("%d polylines, want 2", polylines)
+	}
+	for _, want := range []string{">1024<", ">4096<", "loss &lt;&amp;&gt; curve", "stroke-dasharray"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+func TestNiceStep(t *testing.T) {
+	for raw, want := range map[float64]float64{0.13: 0.2, 7: 10, 45: 50, 1.0: 1, 0: 1} {
+		if got := niceStep(raw); math.Abs(got-want) > 1e-12 {
+			t.Errorf("niceStep(%g) = %g, want %g", raw, got, want)
+		}
+	}
+}
+
+func TestTableEscapesHTMLAndMarkdown(t *testing.T) {
+	tab := Table{Caption: "a<b", Header: []string{"model", "ppl|paper"}, Notes: "x & y"}
+	tab.AddRow("<script>", 17.8234567)
+	h := tab.HTML()
+	if strings.Contains(h, "<script>") || !strings.Contains(h, "&lt;script&gt;") {
+		t.Errorf("cell not escaped: %s", h)
+	}
+	if !strings.Contains(h, "17.82") || !strings.Contains(h, "x &amp; y") || !strings.Contains(h, "a&lt;b") {
+		t.Errorf("table HTML lacks the value, notes or caption: %s", h)
+	}
+	if err := xml.Unmarshal([]byte("<div>"+h+"</div>"), new(any)); err != nil {
+		t.Errorf("table HTML is not well-formed: %v", err)
+	}
+	if md := tab.Markdown(); !strings.Contains(md, `ppl\|paper`) || !strings.Contains(md, "|---|---|") {
+		t.Errorf("markdown table:\n%s", md)
+	}
+}
+
+func TestSummaryCountsECPPairs(t *testing.T) {
+	cfg := models.DefaultConfig("ecp")
+	cfg.SeqLen, cfg.Segment = 4096, 256
+	tab, err := Summary(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tab.HTML()
+	// One h×2h block per half-segment: 2·h·n = 2·256·4096 pairs, 12.5 % of n².
+	if !strings.Contains(h, "2097152 / 16777216 = 12.5 %") {
+		t.Errorf("summary lacks ECP's 12.5 %% pair count:\n%s", tab.Markdown())
+	}
+	cfg.Segment = 100
+	if _, err := Summary(cfg); err == nil {
+		t.Error("segment 100 with n=4096 accepted")
+	}
+}
+
+func TestLiveRecordsStepsAndEvaluations(t *testing.T) {
+	l := NewLive("run")
+	for step := 1; step <= 3; step++ {
+		p := train.Progress{Step: step, Steps: 3, Loss: 5 - float64(step), Elapsed: time.Duration(step) * time.Second}
+		if step == 3 {
+			p.Eval = &train.Eval{Split: "valid", Loss: 2.5, Windows: 1}
+		}
+		l.Progress(p)
+	}
+	pl := l.Plot()
+	if len(pl.Series[0].X) != 3 || len(pl.Series[1].Y) != 1 || pl.Series[1].Y[0] != 2.5 {
+		t.Errorf("live plot series %+v", pl.Series)
+	}
+	if h := l.HTML(); !strings.Contains(h, "step 3/3") || !strings.Contains(h, "valid loss 2.5000") {
+		t.Errorf("status line missing: %s", h)
+	}
+}
+
+func TestRewriteSpec(t *testing.T) {
+	dir := t.TempDir()
+	gonb := `{"argv":["/x/gonb","--kernel","{connection_file}","-go_work=/old"],"display_name":"Go (gonb)","language":"go","env":{}}`
+	if err := os.WriteFile(filepath.Join(dir, "kernel.json"), []byte(gonb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo, _ := filepath.Abs("..")
+	err := RewriteSpec(dir, SpecSettings{DisplayName: "ecpi (Go)", Repo: repo,
+		Env: map[string]string{"GOTOOLCHAIN": "go1.27.3"}, PathPrefix: []string{"/b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "kernel.json"))
+	var s Spec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.DisplayName != "ecpi (Go)" || s.Env["GOTOOLCHAIN"] != "go1.27.3" || s.Env["PATH"] != "/b:${PATH}" {
+		t.Errorf("spec %+v", s)
+	}
+	if last := s.Argv[len(s.Argv)-1]; last != "-go_work="+repo || strings.Contains(strings.Join(s.Argv, " "), "/old") {
+		t.Errorf("argv %q: want one -go_work=%s", s.Argv, repo)
+	}
+	if err := RewriteSpec(dir, SpecSettings{Repo: "relative"}); err == nil {
+		t.Error("relative repo accepted")
+	}
+}
