@@ -43,6 +43,9 @@ func tiny(t *testing.T, extra map[string]string) Options {
 		"run": filepath.Join(t.TempDir(), "run")}
 	for k, v := range extra {
 		values[k] = v
+		if v == "" { // an empty value removes the default
+			delete(values, k)
+		}
 	}
 	o, err := ParseOptions(values)
 	if err != nil {

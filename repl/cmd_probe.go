@@ -1,0 +1,154 @@
+package repl
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ecpi-dev/ecpi/train"
+)
+
+func init() {
+	Register(&Command{
+		Name:    "rf",
+		Summary: "empirical receptive field per depth, next to the analytical bound",
+		Details: "For depth 1..L, the farthest input position whose gradient reaches output position i above\n" +
+			"threshold·max, measured on the model cut to its first layers. weights=trained uses the\n" +
+			"checkpoint (default when the session has one), weights=random the model options.",
+		Options: append([]Option{
+			checkpointOption,
+			{Name: "weights", Default: "auto", Help: "trained, random, or auto (trained when a checkpoint is set)",
+				Values: func(*Session) []string { return []string{"auto", "trained", "random"} }},
+			{Name: "position", Default: "-1", Help: "output position i (-1: the last)"},
+			{Name: "threshold", Default: "1e-4", Help: "relative gradient norm that counts as reached"},
+			{Name: "seed", Default: "1", Help: "seed of the input tokens and random weights"},
+			BackendOption,
+		}, modelOptions()...),
+		Run: runRF,
+	})
+	Register(&Command{
+		Name:    "probe attention",
+		Summary: "attention weights of a trained model on a text, per layer and head (summary; --json: full maps)",
+		Args:    "[TEXT]",
+		Options: []Option{checkpointOption, {Name: "model", Help: "refuse the checkpoint unless it is of this family"}, BackendOption},
+		Run:     runProbeAttention,
+	})
+	Register(&Command{
+		Name:    "probe gate",
+		Summary: "π-Attention gate statistics: mean α per head and attention mass on skip keys",
+		Args:    "[TEXT]",
+		Options: []Option{checkpointOption, {Name: "model", Help: "refuse the checkpoint unless it is of this family"}, BackendOption},
+		Run:     runProbeGate,
+	})
+}
+
+const probeText = "Light is propagated from luminous bodies in time, and spends about seven or eight minutes of an hour in passing from the sun to the earth."
+
+func runRF(c *Call) error {
+	position, err := c.Int("position")
+	if err != nil {
+		return err
+	}
+	threshold, err := c.Float("threshold")
+	if err != nil {
+		return err
+	}
+	seed, err := c.Int("seed")
+	if err != nil {
+		return err
+	}
+	o := train.RFOptions{Position: position, Threshold: threshold, Seed: uint64(seed)}
+	weights := c.String("weights")
+	trained := weights == "trained" || (weights == "auto" && c.Has("checkpoint"))
+	var r *train.RFResult
+	if trained {
+		l, err := openCheckpoint(c)
+		if err != nil {
+			return err
+		}
+		r, err = l.ReceptiveField(o)
+		if err != nil {
+			return err
+		}
+	} else {
+		cfg, err := c.ModelConfig()
+		if err != nil {
+			return err
+		}
+		backend, err := train.Backend(c.String("backend"))
+		if err != nil {
+			return err
+		}
+		if r, err = train.ReceptiveField(cfg, nil, backend, o); err != nil {
+			return err
+		}
+	}
+	c.Session.Remember("rf", r)
+	return c.Emit(r)
+}
+
+// AttentionSummary is `probe attention` for humans: per layer and head, the
+// mean distance attended and the weight on the query itself.
+type AttentionSummary struct {
+	Model string               `json:"model"`
+	Maps  []train.AttentionMap `json:"maps"`
+}
+
+func (s AttentionSummary) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "attention of %s: mean distance i-j attended, per layer and head\n", s.Model)
+	for _, m := range s.Maps {
+		var parts []string
+		for _, rows := range m.Weights {
+			offset := len(rows[0]) - len(rows)
+			var dist float64
+			for i, row := range rows {
+				for j, w := range row {
+					dist += float64(w) * float64(offset+i-j)
+				}
+			}
+			parts = append(parts, fmt.Sprintf("%.1f", dist/float64(len(rows))))
+		}
+		fmt.Fprintf(&b, "layer %d (%s): %s\n", m.Layer, m.Pattern, strings.Join(parts, "  "))
+	}
+	return b.String()
+}
+
+func probeMaps(c *Call) (*train.Loaded, []train.AttentionMap, error) {
+	l, err := openCheckpoint(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	text := strings.Join(c.Args, " ")
+	if text == "" {
+		text = probeText
+	}
+	tokens, err := l.InputTokens(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	maps, err := l.Attention(tokens)
+	return l, maps, err
+}
+
+func runProbeAttention(c *Call) error {
+	l, maps, err := probeMaps(c)
+	if err != nil {
+		return err
+	}
+	s := AttentionSummary{Model: l.Model().Config.Model, Maps: maps}
+	c.Session.Remember("probe attention", s)
+	return c.Emit(s)
+}
+
+func runProbeGate(c *Call) error {
+	l, maps, err := probeMaps(c)
+	if err != nil {
+		return err
+	}
+	r, err := train.GateStatistics(l.Model().Config.Model, maps)
+	if err != nil {
+		return err
+	}
+	c.Session.Remember("probe gate", r)
+	return c.Emit(r)
+}

@@ -1,0 +1,193 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+// AttentionMap is one layer's attention for one input: Weights[head][query][key]
+// over absolute positions (queries of PerceiverAR's layer 0 are its latents,
+// the last len(Weights[h]) positions). Alpha[head][query] is π-Attention's gate
+// (nil for other families). Skip[head][query][key] marks π's skip keys.
+type AttentionMap struct {
+	Layer    int           `json:"layer"`
+	Pattern  string        `json:"pattern"`
+	Weights  [][][]float32 `json:"weights"`
+	Alpha    [][]float32   `json:"alpha,omitempty"`
+	pattern  models.Pattern
+	hasAlpha bool
+}
+
+// Attention runs the loaded model on tokens (n of them; see InputTokens) and
+// returns the attention weights of every layer and head: softmax(q·kᵀ/√dh)
+// over K(i), with π's log α / log(1-α) priors (the "prior" fusion; for the
+// "mix" fusion these are the weights before mixing).
+func (l *Loaded) Attention(tokens []int32) ([]AttentionMap, error) {
+	m := *l.model // a copy, so the probe does not stay on the shared model
+	var maps []AttentionMap
+	var nodes []*graph.Node
+	m.Probe = &models.Probe{Attention: func(layer int, p models.Pattern, q, k, alpha *graph.Node) {
+		maps = append(maps, AttentionMap{Layer: layer, Pattern: p.Name(), pattern: p, hasAlpha: alpha != nil})
+		nodes = append(nodes, denseWeights(p, q, k, alpha))
+		if alpha != nil {
+			nodes = append(nodes, alpha)
+		}
+	}}
+	exec, err := model.NewExec(l.backend.Backend, l.store, func(scope *model.Scope, input *graph.Node) []*graph.Node {
+		maps, nodes = nil, nil
+		m.Trunk(scope, input)
+		return nodes
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer exec.Finalize()
+	outs, err := exec.Exec(tensors.FromFlatDataAndDimensions(tokens, 1, len(tokens)))
+	if err != nil {
+		return nil, err
+	}
+	next := 0
+	for i := range maps {
+		dims := outs[next].Shape().Dimensions // [1, H, queries, keys]
+		maps[i].Weights = rows3(tensors.MustCopyFlatData[float32](outs[next]), dims[1], dims[2], dims[3])
+		next++
+		if maps[i].hasAlpha {
+			maps[i].Alpha = rows3(tensors.MustCopyFlatData[float32](outs[next]), 1, dims[1], dims[2])[0]
+			next++
+		}
+	}
+	return maps, nil
+}
+
+// rows3 cuts a flat [a, b, c] array into nested slices.
+func rows3(flat []float32, a, b, c int) [][][]float32 {
+	out := make([][][]float32, a)
+	for i := range out {
+		out[i] = make([][]float32, b)
+		for j := range out[i] {
+			at := (i*b + j) * c
+			out[i][j] = flat[at : at+c]
+		}
+	}
+	return out
+}
+
+// denseWeights is the attention of pattern p as a dense [B, H, queries, keys]
+// matrix, zero outside K(i).
+func denseWeights(p models.Pattern, q, k, alpha *graph.Node) *graph.Node {
+	g := q.Graph()
+	heads, queries, keys, dh := q.Shape().Dim(1), q.Shape().Dim(2), k.Shape().Dim(2), q.Shape().Dim(3)
+	offset := keys - queries // PerceiverAR's latents sit at the end
+	scores := graph.MulScalar(graph.Einsum("bhqd,bhkd->bhqk", q, k), 1/math.Sqrt(float64(dh)))
+	allowed := make([]bool, heads*queries*keys)
+	skip := make([]bool, heads*queries*keys)
+	pi, isPi := p.(models.Pi)
+	for h := range heads {
+		for i := range queries {
+			for j := range keys {
+				at := (h*queries+i)*keys + j
+				allowed[at] = p.Allows(h, offset+i, j)
+				skip[at] = isPi && pi.IsSkip(h, offset+i, j)
+			}
+		}
+	}
+	mask := graph.Const(g, tensors.FromFlatDataAndDimensions(allowed, 1, heads, queries, keys))
+	if alpha != nil && pi.Fusion == models.FusionPrior {
+		a := graph.InsertAxes(alpha, -1) // [B, H, n, 1]
+		isSkip := graph.Const(g, tensors.FromFlatDataAndDimensions(skip, 1, heads, queries, keys))
+		prior := graph.Where(isSkip, graph.BroadcastToDims(graph.Log(graph.OneMinus(a)), scores.Shape().Dimensions...),
+			graph.BroadcastToDims(graph.Log(a), scores.Shape().Dimensions...))
+		scores = graph.Add(scores, prior)
+	}
+	mask = graph.BroadcastToDims(mask, scores.Shape().Dimensions...)
+	lowest := graph.Scalar(g, scores.DType(), -1e30)
+	weights := graph.Softmax(graph.Where(mask, scores, graph.BroadcastToDims(lowest, scores.Shape().Dimensions...)), -1)
+	return graph.Where(mask, weights, graph.ZerosLike(weights))
+}
+
+// InputTokens turns a text (LM) into the model's n input tokens, as sample
+// does; a classifier takes the first validation example.
+func (l *Loaded) InputTokens(text string) ([]int32, error) {
+	n := l.model.Config.SeqLen
+	if tok := l.Tokenizer(); tok != nil {
+		ids := tok.Encode(text)
+		if len(ids) == 0 {
+			return nil, errors.New("the probe text is empty")
+		}
+		window, _ := sampleWindow(ids, n, l.model.LossStart(), tok.Encode("\n")[0])
+		return window, nil
+	}
+	ct := l.task.(*classTask)
+	return padTo(ct.splits["valid"][0].Tokens, 1, len(ct.splits["valid"][0].Tokens), n), nil
+}
+
+// GateLayer is π-Attention's gate in one layer: the mean α of each head and
+// the share of each head's attention mass that lands on skip keys.
+type GateLayer struct {
+	Layer     int       `json:"layer"`
+	MeanAlpha []float64 `json:"mean_alpha"`
+	SkipMass  []float64 `json:"skip_mass"`
+}
+
+// GateReport is `probe gate`.
+type GateReport struct {
+	Model  string      `json:"model"`
+	Layers []GateLayer `json:"layers"`
+}
+
+// Text is one line per layer.
+func (r *GateReport) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "π-Attention gate of %s: mean α per head (local share of the prior), attention mass on skip keys\n", r.Model)
+	for _, l := range r.Layers {
+		fmt.Fprintf(&b, "layer %d  α %s  skip mass %s\n", l.Layer, floats(l.MeanAlpha), floats(l.SkipMass))
+	}
+	return b.String()
+}
+
+func floats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf("%.3f", x)
+	}
+	return strings.Join(parts, " ")
+}
+
+// GateStatistics summarises π-Attention's gate from attention maps: mean α
+// over queries, and the mean over queries of the weight on skip keys.
+func GateStatistics(model string, maps []AttentionMap) (*GateReport, error) {
+	r := &GateReport{Model: model}
+	for _, m := range maps {
+		pi, ok := m.pattern.(models.Pi)
+		if !ok {
+			return nil, fmt.Errorf("probe gate needs a π-Attention model; layer %d is %s", m.Layer, m.Pattern)
+		}
+		gl := GateLayer{Layer: m.Layer}
+		for h, rows := range m.Weights {
+			var alpha, mass float64
+			for i, row := range rows {
+				if m.Alpha != nil {
+					alpha += float64(m.Alpha[h][i])
+				} else {
+					alpha += 0.5
+				}
+				for j, w := range row {
+					if pi.IsSkip(h, i, j) {
+						mass += float64(w)
+					}
+				}
+			}
+			gl.MeanAlpha = append(gl.MeanAlpha, alpha/float64(len(rows)))
+			gl.SkipMass = append(gl.SkipMass, mass/float64(len(rows)))
+		}
+		r.Layers = append(r.Layers, gl)
+	}
+	return r, nil
+}
