@@ -156,7 +156,18 @@ func fromBlocks(x *graph.Node, spec blockSpec, n int) *graph.Node {
 
 // attend is plain softmax attention over the block form.
 func (b *blocked) attend() *graph.Node {
-	return b.weigh(maskedSoftmax(b.scores, b.mask))
+	return b.weigh(softmaxWithin(b.scores, b.mask))
+}
+
+// softmaxWithin is the training-path softmax over the keys a mask allows: the
+// mask becomes an additive bias of -1e9 and the backend's fused softmax does the
+// rest, a few passes over the scores instead of MaskedSoftmax's eight. A row
+// with no allowed key (only padding rows, which are sliced away) gets
+// meaningless weights rather than zeros.
+func softmaxWithin(scores, mask *graph.Node) *graph.Node {
+	g := scores.Graph()
+	bias := graph.Where(mask, graph.ScalarZero(g, scores.DType()), graph.Scalar(g, scores.DType(), -1e9))
+	return graph.Softmax(graph.Add(scores, bias), -1)
 }
 
 // maskedSoftmax is a softmax over the last axis restricted to mask; rows with no

@@ -128,7 +128,7 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node) *graph.Node {
 			graph.BroadcastToDims(localMask, localScores.Shape().Dimensions...),
 			graph.BroadcastToDims(skipMask, skipScores.Shape().Dimensions...),
 		}, -1)
-		weights := maskedSoftmax(logits, mask)
+		weights := softmaxWithin(logits, mask) // every query has at least itself as a local key
 		localKeys := localScores.Shape().Dim(-1)
 		localWeights = graph.SliceAxis(weights, -1, graph.AxisRange(0, localKeys))
 		skipWeights = graph.SliceAxis(weights, -1, graph.AxisRangeToEnd(localKeys))

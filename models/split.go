@@ -69,5 +69,5 @@ func LatentAttention(q, k, v *graph.Node, context int) *graph.Node {
 	scores = graph.MulScalar(scores, 1/math.Sqrt(float64(q.Shape().Dim(3))))
 	allows := func(_, latent, key int) bool { return key <= context+latent }
 	mask := graph.InsertAxes(graph.Const(q.Graph(), maskTensor(1, latents, n, allows)), 0)
-	return graph.Einsum("bhqk,bhkd->bhqd", maskedSoftmax(scores, mask), v)
+	return graph.Einsum("bhqk,bhkd->bhqd", softmaxWithin(scores, mask), v)
 }
