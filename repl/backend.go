@@ -1,8 +1,7 @@
 package repl
 
 import (
-	"sync"
-
+	"github.com/ecpi-dev/ecpi/train"
 	"github.com/ecpi-dev/ecpi/xla"
 )
 
@@ -19,21 +18,9 @@ var BackendOption = Option{
 	},
 }
 
-// backends caches opened backends by requested name: a REPL session or a
-// notebook opens each backend once, not once per command.
-var backends sync.Map // requested name -> *xla.Choice
-
 // OpenBackend returns the backend the call's `backend=` option names (typed,
-// set in the session, or automatic), opening it on first use.
+// set in the session, or automatic). train.Backend caches it, so a REPL session
+// or a notebook opens each backend once, not once per command.
 func (c *Call) OpenBackend() (*xla.Choice, error) {
-	requested := c.String("backend")
-	if choice, ok := backends.Load(requested); ok {
-		return choice.(*xla.Choice), nil
-	}
-	choice, err := xla.Choose(requested)
-	if err != nil {
-		return nil, err
-	}
-	actual, _ := backends.LoadOrStore(requested, choice)
-	return actual.(*xla.Choice), nil
+	return train.Backend(c.String("backend"))
 }
