@@ -61,13 +61,24 @@ func runPrompt(ctx context.Context, s *Session, tty *os.File, out, errOut io.Wri
 
 	history := openHistory(filepath.Join(data.Home(), "history"))
 	reader, err := newLineReader(s, history.lines)
+	if err == nil {
+		err = checkSize(fd)
+	}
 	if err != nil {
 		fmt.Fprintf(errOut, "ecpi: no interactive prompt (%v); reading plain lines\n", err)
 		return RunScript(ctx, s, tty, out, errOut, false)
 	}
 	fmt.Fprintln(out, banner)
 	for {
-		line, ok := reader.read()
+		line, ok, err := reader.read()
+		// go-prompt v0.2.6 "restores" a copy of the terminal settings that it
+		// had itself switched to raw: put the real ones back so that commands
+		// run with echo on and Ctrl-C as a signal.
+		term.Restore(fd, saved)
+		if err != nil {
+			fmt.Fprintf(errOut, "ecpi: the prompt failed (%v); reading plain lines\n", err)
+			return RunScript(ctx, s, tty, out, errOut, false)
+		}
 		if !ok {
 			return nil
 		}
@@ -76,7 +87,7 @@ func runPrompt(ctx context.Context, s *Session, tty *os.File, out, errOut io.Wri
 			continue
 		}
 		history.add(line)
-		err := commands.run(ctx, func(ctx context.Context) error { return Execute(ctx, s, line, out) })
+		err = commands.run(ctx, func(ctx context.Context) error { return Execute(ctx, s, line, out) })
 		switch {
 		case errors.Is(err, ErrQuit):
 			return nil
@@ -125,11 +136,31 @@ func newLineReader(s *Session, history []string) (r *lineReader, err error) {
 	return r, nil
 }
 
-// read returns the next line; false on Ctrl-D at an empty prompt.
-func (r *lineReader) read() (string, bool) {
+// read returns the next line; false on Ctrl-D at an empty prompt. A panic
+// inside go-prompt (it divides by the terminal width, which can become 0) is
+// an error, so the session can go on without it.
+func (r *lineReader) read() (line string, ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("go-prompt: %v", p)
+		}
+	}()
 	r.entered = false
-	line := r.p.Input()
-	return line, line != "" || r.entered
+	line = r.p.Input()
+	return line, line != "" || r.entered, nil
+}
+
+// checkSize refuses terminals that report no width (some pseudo-terminals
+// and editor shells): go-prompt cannot lay out a line in zero columns.
+func checkSize(fd int) error {
+	width, height, err := term.GetSize(fd)
+	if err != nil {
+		return fmt.Errorf("reading the terminal size: %w", err)
+	}
+	if width == 0 || height == 0 {
+		return fmt.Errorf("the terminal reports a size of %dx%d", width, height)
+	}
+	return nil
 }
 
 // completer adapts Complete to go-prompt. Option values come from every
