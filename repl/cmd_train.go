@@ -12,10 +12,27 @@ import (
 func init() {
 	Register(&Command{
 		Name:    "train",
-		Summary: "train a model on a corpus (LM) or a classification set; ends with the result",
+		Summary: "train a model on a corpus (LM), a classification set or a retrieval task; ends with the result",
 		Details: "Model options (typed or from `model`) and training options; the vocabulary comes from\n" +
-			"tokenizer=, n from the data for classification. Ctrl-C saves a checkpoint and stops;\n" +
-			"`resume` continues exactly. The run folder and checkpoint become the session's current model.",
+			"tokenizer= (or the dataset). Ctrl-C saves a checkpoint and stops; `resume` continues exactly.\n" +
+			"The run folder and checkpoint become the session's current model.\n" +
+			"\n" +
+			"data= decides the task:\n" +
+			"  corpora (foldoc, opticks, ...)   language model; n= is the window\n" +
+			"  mnist, fashion-mnist, cifar10    classification of pixel sequences; n comes from the images\n" +
+			"                                   (784, 1024): leave n out, another n is an error\n" +
+			"  listops, pathfinder              classification, generated for the model's n: ListOps of\n" +
+			"                                   n/4..n tokens (padded to n; default n=2000), Pathfinder of\n" +
+			"                                   √n×√n pixels (n a square; default 1024)\n" +
+			"  passkey, assoc                   retrieval: a prompt then its answer (n+1 tokens), trained as\n" +
+			"                                   an LM with the loss on the answer only; valid_acc is the\n" +
+			"                                   share of answers predicted whole (= greedy decoding).\n" +
+			"                                   distance= tokens from the fact to the end of the prompt\n" +
+			"                                   (default n/2); defaults n=512 (passkey), 256 (assoc)\n" +
+			"examples= shrinks a generated set (training examples; valid and test get a tenth each).\n" +
+			"causal=false (full, local, pi) attends both ways: classification only.\n" +
+			"devices=N splits each batch across N devices of an XLA backend (batch a multiple of N, no\n" +
+			"accum). `ecpi retrieval` trains one model per distance and reports test accuracy.",
 		Options: trainOptions(),
 		Run:     runTrain,
 	})

@@ -13,9 +13,10 @@ import (
 
 // evaluator holds the compiled evaluation graphs of a model (dropout off).
 type evaluator struct {
-	model     *models.Model
-	lmExec    *model.Exec
-	classExec *model.Exec
+	model      *models.Model
+	lmExec     *model.Exec
+	classExec  *model.Exec
+	answerExec *model.Exec
 }
 
 func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
@@ -40,12 +41,14 @@ func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t ta
 			count := func(b *graph.Node) *graph.Node { return graph.ReduceAllSum(graph.ConvertDType(b, dtypes.Float32)) }
 			return graph.ReduceAllSum(graph.Where(valid, nll, zero)), count(hit), count(valid)
 		})
+	case *retrievalTask:
+		e.answerExec = model.MustNewExec(backend.Backend, store, answerGraph(m))
 	}
 	return e
 }
 
 func (e *evaluator) finalize() {
-	for _, exec := range []*model.Exec{e.lmExec, e.classExec} {
+	for _, exec := range []*model.Exec{e.lmExec, e.classExec, e.answerExec} {
 		if exec != nil {
 			exec.Finalize()
 		}
@@ -79,7 +82,7 @@ func (r *EvalResult) Text() string {
 	if r.BPC > 0 {
 		s += fmt.Sprintf("  bpc %.4f", r.BPC)
 	}
-	if r.Task == TaskClassify {
+	if r.Task != TaskLM {
 		s += fmt.Sprintf("  acc %.2f%%", 100*r.Acc)
 	}
 	return s + fmt.Sprintf("  (%d scored)", r.Count)
@@ -87,7 +90,7 @@ func (r *EvalResult) Text() string {
 
 // Evaluate measures a checkpoint on a split: perplexity (and bits per
 // character for byte-level models) with windows of n+1 tokens at stride n/2,
-// or accuracy for classifiers.
+// or accuracy for classifiers and retrieval (whole answers).
 func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	l, err := Open(o.Checkpoint, o.Backend)
 	if err != nil {

@@ -24,9 +24,8 @@ func Open(path, backend string) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := m.Options
-	o.Home = DefaultOptions().Home
-	o.Backend = backend
+	o := savedOptions(m)
+	o.Backend, o.Devices = backend, 1 // evaluation, sampling and probes run on one device
 	s, err := newSession(o, m)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)

@@ -16,8 +16,10 @@ import (
 // optimisation. DefaultOptions gives the values the commands document.
 type Options struct {
 	Model     map[string]string `json:"model"`     // models.ParseConfig options (model=ecp n=512 ...)
-	Data      string            `json:"data"`      // corpus (LM) or dataset (classification) name
-	Tokenizer string            `json:"tokenizer"` // byte | gpt2 (LM only)
+	Data      string            `json:"data"`      // corpus (LM), classification or retrieval set name
+	Tokenizer string            `json:"tokenizer"` // byte | gpt2 (LM and passkey)
+	Examples  int               `json:"examples"`  // generated sets: training examples (0: the set's default)
+	Distance  int               `json:"distance"`  // passkey, assoc: tokens from the fact to the answer (0: n/2)
 	Home      string            `json:"-"`         // $ECPI_HOME: data, runs
 
 	Steps       int     `json:"steps"` // optimizer steps
@@ -38,6 +40,7 @@ type Options struct {
 	RunDir      string `json:"run"`     // run folder; "" = $ECPI_HOME/runs/<model>-<data>-<timestamp>
 	Keep        int    `json:"keep"`    // checkpoints kept
 	Backend     string `json:"backend"` // "" = automatic (xla.Choose)
+	Devices     int    `json:"devices"` // devices each batch is split across (XLA backends)
 }
 
 // Schedules names the learning-rate schedules.
@@ -48,7 +51,7 @@ func DefaultOptions() Options {
 	return Options{
 		Model: map[string]string{}, Data: "foldoc", Tokenizer: "byte", Home: data.Home(),
 		Steps: 200, Batch: 8, Accum: 1, LR: 3e-4, Beta1: 0.9, Beta2: 0.95, WeightDecay: 0.1, Clip: 1.0,
-		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Seed: 1, Keep: 3,
+		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Seed: 1, Keep: 3, Devices: 1,
 	}
 }
 
@@ -60,8 +63,10 @@ type OptionInfo struct {
 }
 
 var optionTable = []OptionInfo{
-	strOpt("data", "corpus (LM) or dataset (classification); see `ecpi data list`", nil, func(o *Options) *string { return &o.Data }),
-	strOpt("tokenizer", "tokenizer of text corpora", data.TokenizerNames, func(o *Options) *string { return &o.Tokenizer }),
+	strOpt("data", "corpus (LM), classification or retrieval set; see `ecpi train --help`", nil, func(o *Options) *string { return &o.Data }),
+	strOpt("tokenizer", "tokenizer of text corpora and of passkey", data.TokenizerNames, func(o *Options) *string { return &o.Tokenizer }),
+	intOpt("examples", "generated sets (listops, pathfinder, passkey, assoc): training examples, valid and test a tenth each (0: 10000)", func(o *Options) *int { return &o.Examples }),
+	intOpt("distance", "passkey, assoc: tokens between the fact and the end of the prompt (0: n/2)", func(o *Options) *int { return &o.Distance }),
 	intOpt("steps", "optimizer steps (resume: the total to reach)", func(o *Options) *int { return &o.Steps }),
 	intOpt("batch", "sequences per micro-batch", func(o *Options) *int { return &o.Batch }),
 	intOpt("accum", "micro-batches accumulated per optimizer step", func(o *Options) *int { return &o.Accum }),
@@ -77,6 +82,7 @@ var optionTable = []OptionInfo{
 	strOpt("run", "run folder (default $ECPI_HOME/runs/<model>-<data>-<time>)", nil, func(o *Options) *string { return &o.RunDir }),
 	intOpt("keep", "checkpoints kept in the run folder", func(o *Options) *int { return &o.Keep }),
 	strOpt("backend", "compute backend: go, xla, xla:cpu, ... (default: automatic)", nil, func(o *Options) *string { return &o.Backend }),
+	intOpt("devices", "split every batch across this many devices of an XLA backend (batch must divide; no accum)", func(o *Options) *int { return &o.Devices }),
 }
 
 // OptionInfos lists the training options with their defaults.
@@ -95,6 +101,10 @@ func (o Options) get(name string) string {
 		return o.Data
 	case "tokenizer":
 		return o.Tokenizer
+	case "examples":
+		return strconv.Itoa(o.Examples)
+	case "distance":
+		return strconv.Itoa(o.Distance)
 	case "steps":
 		return strconv.Itoa(o.Steps)
 	case "batch":
@@ -125,6 +135,8 @@ func (o Options) get(name string) string {
 		return strconv.Itoa(o.Keep)
 	case "backend":
 		return o.Backend
+	case "devices":
+		return strconv.Itoa(o.Devices)
 	}
 	return ""
 }
@@ -166,7 +178,7 @@ func (o Options) Validate() error {
 	positive := []struct {
 		name  string
 		value int
-	}{{"steps", o.Steps}, {"batch", o.Batch}, {"accum", o.Accum}, {"keep", o.Keep}}
+	}{{"steps", o.Steps}, {"batch", o.Batch}, {"accum", o.Accum}, {"keep", o.Keep}, {"devices", o.Devices}}
 	for _, p := range positive {
 		if p.value < 1 {
 			return fmt.Errorf("option %s=%d must be at least 1", p.name, p.value)
@@ -175,7 +187,8 @@ func (o Options) Validate() error {
 	nonNegative := []struct {
 		name  string
 		value int
-	}{{"warmup", o.Warmup}, {"eval_every", o.EvalEvery}, {"eval_batches", o.EvalBatches}, {"halve_every", o.HalveEvery}}
+	}{{"warmup", o.Warmup}, {"eval_every", o.EvalEvery}, {"eval_batches", o.EvalBatches}, {"halve_every", o.HalveEvery},
+		{"examples", o.Examples}, {"distance", o.Distance}}
 	for _, p := range nonNegative {
 		if p.value < 0 {
 			return fmt.Errorf("option %s=%d must not be negative", p.name, p.value)
@@ -186,6 +199,12 @@ func (o Options) Validate() error {
 	}
 	if o.WeightDecay < 0 || o.Clip < 0 {
 		return fmt.Errorf("options wd=%g and clip=%g must not be negative", o.WeightDecay, o.Clip)
+	}
+	if o.Devices > 1 && o.Accum > 1 {
+		return fmt.Errorf("devices=%d with accum=%d: GoMLX's data-parallel step cannot accumulate gradients; use batch=%d accum=1 instead", o.Devices, o.Accum, o.Batch*o.Accum)
+	}
+	if o.Batch%o.Devices != 0 {
+		return fmt.Errorf("option batch=%d must be a multiple of devices=%d (each device gets an equal share)", o.Batch, o.Devices)
 	}
 	if !slices.Contains(Schedules, o.Schedule) {
 		return fmt.Errorf("option schedule=%q must be one of: %s", o.Schedule, strings.Join(Schedules, ", "))

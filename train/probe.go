@@ -113,7 +113,7 @@ func denseWeights(p models.Pattern, q, k, alpha *graph.Node) *graph.Node {
 }
 
 // InputTokens turns a text (LM) into the model's n input tokens, as sample
-// does; a classifier takes the first validation example.
+// does; a classifier or retrieval model takes the first validation example.
 func (l *Loaded) InputTokens(text string) ([]int32, error) {
 	n := l.model.Config.SeqLen
 	if tok := l.Tokenizer(); tok != nil {
@@ -124,8 +124,16 @@ func (l *Loaded) InputTokens(text string) ([]int32, error) {
 		window, _ := sampleWindow(ids, n, l.model.LossStart(), tok.Encode("\n")[0])
 		return window, nil
 	}
-	ct := l.task.(*classTask)
-	return padTo(ct.splits["valid"][0].Tokens, 1, len(ct.splits["valid"][0].Tokens), n), nil
+	var set *exampleSet
+	switch t := l.task.(type) {
+	case *classTask:
+		set = t.exampleSet
+	case *retrievalTask:
+		set = t.exampleSet
+	}
+	first := set.splits["valid"][0].Tokens
+	first = first[:min(len(first), n)] // a retrieval example's last token is the answer's end
+	return padTo(first, 1, len(first), n), nil
 }
 
 // GateLayer is π-Attention's gate in one layer: the mean α of each head and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,6 +44,7 @@ type Result struct {
 	Config      map[string]string `json:"config"`
 	Params      int64             `json:"params"`
 	Backend     string            `json:"backend"`
+	Devices     int               `json:"devices"`
 	Steps       int               `json:"steps"`
 	TrainLoss   float64           `json:"train_loss"` // mean of the last 10 steps
 	ValidLoss   float64           `json:"valid_loss"`
@@ -61,7 +63,15 @@ type Result struct {
 // Text is the human summary.
 func (r *Result) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %s (%s, %s): %d steps, %d parameters, backend %s\n", r.Model, r.Data, r.Task, r.Tokenizer, r.Steps, r.Params, r.Backend)
+	task := r.Task
+	if r.Tokenizer != "" {
+		task += ", " + r.Tokenizer
+	}
+	fmt.Fprintf(&b, "%s on %s (%s): %d steps, %d parameters, backend %s", r.Model, r.Data, task, r.Steps, r.Params, r.Backend)
+	if r.Devices > 1 {
+		fmt.Fprintf(&b, " on %d devices", r.Devices)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "train loss %.4f   valid loss %.4f", r.TrainLoss, r.ValidLoss)
 	if r.ValidPPL > 0 {
 		fmt.Fprintf(&b, "   valid ppl %.3f", r.ValidPPL)
@@ -86,6 +96,7 @@ type session struct {
 	task     task
 	model    *models.Model
 	backend  *xla.Choice
+	parallel *xla.DataParallel // devices > 1: batches split across devices
 	store    *model.Store
 	trainer  *train.Trainer
 	step     int
@@ -117,8 +128,7 @@ func Resume(ctx context.Context, path string, overrides map[string]string, progr
 	if err != nil {
 		return nil, err
 	}
-	o := m.Options
-	o.Home = DefaultOptions().Home
+	o := savedOptions(m)
 	for name, value := range overrides {
 		if err := checkOverride(&o, m, name, value); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
@@ -137,8 +147,17 @@ func Resume(ctx context.Context, path string, overrides map[string]string, progr
 	return s.loop(ctx, progress)
 }
 
+// savedOptions are a checkpoint's options on this machine: its ECPI_HOME,
+// and one device for checkpoints saved before devices= existed.
+func savedOptions(m *Manifest) Options {
+	o := m.Options
+	o.Home = DefaultOptions().Home
+	o.Devices = max(o.Devices, 1)
+	return o
+}
+
 // resumable are the options a resumed run may change.
-var resumable = []string{"steps", "eval_every", "eval_batches", "keep", "backend"}
+var resumable = []string{"steps", "eval_every", "eval_batches", "keep", "backend", "devices"}
 
 // checkOverride applies an option given to resume: a resumable one changes
 // the run, any other must repeat what the run was saved with.
@@ -197,46 +216,62 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 			return nil, err
 		}
 	}
+	if o.Devices > 1 {
+		if s.parallel, err = xla.NewDataParallel(choice.Backend, o.Devices); err != nil {
+			return nil, fmt.Errorf("option devices=%d on backend %s: %w", o.Devices, choice.Name, err)
+		}
+	}
 	optimizer.LearningRateVar(s.store.RootScope(), dtypes.Float32, o.LR)
 	return s, nil
 }
 
 // buildTask loads the data and derives the model config: the vocabulary from
-// the tokenizer (or dataset), n from the dataset for classification.
+// the tokenizer (or dataset); n from the data for image sets, while a
+// generated set is made for the model's n.
 func buildTask(o Options, kind string, saved *Manifest) (models.Config, task, error) {
-	values := map[string]string{}
-	for k, v := range o.Model {
-		values[k] = v
+	if err := checkDataOptions(o); err != nil {
+		return models.Config{}, nil, err
 	}
+	values := maps.Clone(o.Model)
 	if saved != nil {
 		values = saved.Config
 	}
 	var t task
-	if kind == TaskLM {
+	if g, generated := generatedSets[o.Data]; generated {
+		p, err := generatedParams(o, g, values)
+		if err != nil {
+			return models.Config{}, nil, err
+		}
+		if t, err = newGeneratedTask(o, g, p); err != nil {
+			return models.Config{}, nil, err
+		}
+		values = withValue(values, "n", fmt.Sprint(p.n))
+	} else if kind == TaskLM {
 		cfg, err := models.ParseConfig(withVocab(values, 256)) // n is needed before the data
 		if err != nil {
 			return models.Config{}, nil, err
 		}
-		lm, err := newLMTask(o, cfg.SeqLen)
-		if err != nil {
+		if t, err = newLMTask(o, cfg.SeqLen); err != nil {
 			return models.Config{}, nil, err
 		}
-		t = lm
 	} else {
-		ct, err := newClassTask(o)
+		ct, err := newImageTask(o)
 		if err != nil {
 			return models.Config{}, nil, err
 		}
-		if n, given := values["n"]; given && saved == nil && n != fmt.Sprint(ct.seqLen()) {
-			return models.Config{}, nil, fmt.Errorf("option n=%s: data %s has sequences of %d tokens, which sets n", n, o.Data, ct.seqLen())
+		if n, given := values["n"]; given && n != fmt.Sprint(ct.length) {
+			return models.Config{}, nil, fmt.Errorf("option n=%s: data %s has sequences of %d tokens, which sets n (leave n out)", n, o.Data, ct.length)
 		}
-		values = withValue(values, "n", fmt.Sprint(ct.seqLen()))
+		values = withValue(values, "n", fmt.Sprint(ct.length))
 		t = ct
 	}
 	if v, ok := values["vocab"]; ok && saved != nil && v != fmt.Sprint(t.vocab()) {
 		return models.Config{}, nil, fmt.Errorf("checkpoint has vocab=%s but tokenizer %s has %d tokens: tokenizer and model do not match", v, o.Tokenizer, t.vocab())
 	}
 	cfg, err := models.ParseConfig(withVocab(values, t.vocab()))
+	if err == nil && !cfg.Causal && kind != TaskClassify {
+		err = fmt.Errorf("option causal=false lets every position see the tokens it must predict; it is for classification only, not data %s", o.Data)
+	}
 	return cfg, t, err
 }
 
@@ -359,8 +394,12 @@ func (s *session) trainStep() (float64, error) {
 		return 0, err
 	}
 	var sum float64
+	step := s.trainer.TrainStep
+	if s.parallel != nil {
+		step = func(b train.Batch) ([]*tensors.Tensor, error) { return s.parallel.TrainStep(s.trainer, b) }
+	}
 	for range s.opts.Accum {
-		metrics, err := s.trainer.TrainStep(s.task.next())
+		metrics, err := step(s.task.next())
 		if err != nil {
 			return 0, err
 		}
@@ -389,9 +428,9 @@ func (s *session) save() (string, error) {
 
 func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
 	r := &Result{Model: s.model.Config.Model, Data: s.opts.Data, Task: s.task.kind(), Config: s.model.Config.Options(),
-		Params: countParams(s.store), Backend: s.backend.Name, Steps: s.step, Seconds: elapsed.Seconds(),
+		Params: countParams(s.store), Backend: s.backend.Name, Devices: s.opts.Devices, Steps: s.step, Seconds: elapsed.Seconds(),
 		Checkpoint: checkpoint, Run: s.opts.RunDir, Losses: s.losses}
-	if s.task.kind() == TaskLM {
+	if s.task.kind() == TaskLM || s.opts.Data == "passkey" {
 		r.Tokenizer = s.opts.Tokenizer
 	}
 	tail := s.losses[max(0, len(s.losses)-10):]
@@ -400,7 +439,7 @@ func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
 	}
 	if e := s.lastEval; e != nil {
 		r.ValidLoss, r.ValidPPL, r.ValidBPC = e.Loss, e.PPL, e.BPC
-		if s.task.kind() == TaskClassify {
+		if s.task.kind() != TaskLM {
 			acc := e.Acc
 			r.ValidAcc = &acc
 		}

@@ -16,30 +16,14 @@ import (
 	"github.com/gomlx/gomlx/ml/train"
 )
 
-// The two kinds of task; the data name decides which one a run is.
+// The three kinds of task; the data name decides which one a run is.
 const (
 	TaskLM       = "lm"       // next-token prediction on a text corpus
 	TaskClassify = "classify" // sequence classification (pixel sequences, LRA tasks)
+	TaskRetrieve = "retrieve" // a prompt then its answer: next-token loss on the answer only, accuracy of whole answers
 )
 
-// Generated classification tasks: examples per split and how they are made.
-var generatedSets = map[string]struct {
-	classes int
-	vocab   int
-	make    func(n int, seed uint64) ([]data.Example, error)
-}{
-	"listops": {10, len(data.ListOpsVocab), func(n int, seed uint64) ([]data.Example, error) {
-		return data.ListOps(n, data.DefaultListOps, seed)
-	}},
-	"pathfinder": {2, 256, func(n int, seed uint64) ([]data.Example, error) {
-		return data.Pathfinder(n, data.DefaultPathfinder, seed)
-	}},
-}
-
-// generatedSizes are the train/valid/test sizes of generated sets.
-var generatedSizes = [3]int{10000, 1000, 1000}
-
-// TaskOf tells whether data name is a text corpus (LM) or a classification set.
+// TaskOf tells which kind of task data name is.
 func TaskOf(name string) (string, error) {
 	switch {
 	case slices.Contains(data.CorpusNames(), name):
@@ -47,29 +31,26 @@ func TaskOf(name string) (string, error) {
 	case slices.Contains(data.ImageSetNames, name):
 		return TaskClassify, nil
 	}
-	if _, ok := generatedSets[name]; ok {
-		return TaskClassify, nil
+	if g, ok := generatedSets[name]; ok {
+		return g.kind, nil
 	}
-	return "", fmt.Errorf("unknown data %q; corpora: %s; classification: %s", name,
-		strings.Join(data.CorpusNames(), ", "), strings.Join(ClassificationNames(), ", "))
+	return "", fmt.Errorf("unknown data %q; corpora: %s; classification: %s; retrieval: %s", name,
+		strings.Join(data.CorpusNames(), ", "), strings.Join(ClassificationNames(), ", "), strings.Join(RetrievalNames(), ", "))
 }
 
 // ClassificationNames lists the classification sets train accepts.
 func ClassificationNames() []string {
-	names := slices.Clone(data.ImageSetNames)
-	for name := range generatedSets {
-		names = append(names, name)
-	}
-	slices.Sort(names[len(data.ImageSetNames):])
-	return names
+	return append(slices.Clone(data.ImageSetNames), generatedNames(TaskClassify)...)
 }
+
+// RetrievalNames lists the retrieval sets (passkey, assoc).
+func RetrievalNames() []string { return generatedNames(TaskRetrieve) }
 
 // task is what a run trains on: batches for the trainer, the model's head
 // and loss, and the validation metric.
 type task interface {
 	kind() string
 	vocab() int
-	seqLen() int // 0: any (the model's n)
 	next() train.Batch
 	state() data.BatchState
 	restore(data.BatchState)
@@ -123,7 +104,6 @@ func newLMTask(o Options, n int) (*lmTask, error) {
 
 func (t *lmTask) kind() string              { return TaskLM }
 func (t *lmTask) vocab() int                { return t.tok.VocabSize() }
-func (t *lmTask) seqLen() int               { return 0 }
 func (t *lmTask) state() data.BatchState    { return t.batches.State() }
 func (t *lmTask) restore(s data.BatchState) { t.batches.Restore(s) }
 
@@ -216,60 +196,44 @@ func sliceRows(x []float32, rows, cols, start int) []float32 {
 	return out
 }
 
-// classTask trains a classifier on token sequences (pixels, ListOps, Pathfinder).
-type classTask struct {
-	name          string
-	classes, voc  int
+// exampleSet is a dataset of examples (images, generated tasks): its splits
+// and the shuffling training batcher; every sequence is padded to length.
+type exampleSet struct {
 	splits        map[string][]data.Example
 	batches       *data.ClassBatches
 	batch, length int
 }
 
-func newClassTask(o Options) (*classTask, error) {
-	t := &classTask{name: o.Data, batch: o.Batch, splits: map[string][]data.Example{}}
-	if gen, ok := generatedSets[o.Data]; ok {
-		t.classes, t.voc = gen.classes, gen.vocab
-		for i, split := range data.SplitNames {
-			examples, err := gen.make(generatedSizes[i], uint64(1000+i)) // fixed data, independent of the run's seed
-			if err != nil {
-				return nil, err
-			}
-			t.splits[split] = examples
-		}
-	} else {
-		set, err := data.LoadImages(o.Home, o.Data)
-		if err != nil {
-			return nil, err
-		}
-		t.classes, t.voc = 10, 256
-		for _, split := range data.SplitNames {
-			if t.splits[split], err = set.Sequences(split, false); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, examples := range t.splits {
-		for _, e := range examples {
-			t.length = max(t.length, len(e.Tokens))
-		}
-	}
-	var err error
-	t.batches, err = data.NewClassBatches(t.splits["train"], o.Batch, 0, uint64(o.Seed))
-	return t, err
+func newExampleSet(splits map[string][]data.Example, o Options, length int) (*exampleSet, error) {
+	batches, err := data.NewClassBatches(splits["train"], o.Batch, 0, uint64(o.Seed))
+	return &exampleSet{splits: splits, batches: batches, batch: o.Batch, length: length}, err
 }
 
-func (t *classTask) kind() string              { return TaskClassify }
-func (t *classTask) vocab() int                { return t.voc }
-func (t *classTask) seqLen() int               { return t.length }
-func (t *classTask) state() data.BatchState    { return t.batches.State() }
-func (t *classTask) restore(s data.BatchState) { t.batches.Restore(s) }
+func (e *exampleSet) state() data.BatchState    { return e.batches.State() }
+func (e *exampleSet) restore(s data.BatchState) { e.batches.Restore(s) }
 
-func (t *classTask) next() train.Batch {
-	b := t.batches.Next()
-	return train.Batch{
-		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(padTo(b.Inputs, b.Batch, b.SeqLen, t.length), b.Batch, t.length)},
-		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Labels, b.Batch)},
+// nextPadded is the next training batch with its rows padded to length.
+func (e *exampleSet) nextPadded() data.ClassBatch {
+	b := e.batches.Next()
+	b.Inputs, b.SeqLen = padTo(b.Inputs, b.Batch, b.SeqLen, e.length), e.length
+	return b
+}
+
+// evalBatches goes through a split once (at most batches batches; 0: all),
+// rows padded to length.
+func (e *exampleSet) evalBatches(split string, batches int) ([]data.ClassBatch, error) {
+	examples, ok := e.splits[split]
+	if !ok {
+		return nil, fmt.Errorf("split %q unknown (valid: %s)", split, strings.Join(data.SplitNames, ", "))
 	}
+	all := data.ClassEvalBatches(examples, e.batch, 0)
+	if batches > 0 {
+		all = all[:min(len(all), batches)]
+	}
+	for i, b := range all {
+		all[i].Inputs, all[i].SeqLen = padTo(b.Inputs, b.Batch, b.SeqLen, e.length), e.length
+	}
+	return all, nil
 }
 
 // padTo widens rows of a row-major [rows, from] matrix to `to` columns with 0
@@ -285,6 +249,50 @@ func padTo(x []int32, rows, from, to int) []int32 {
 	return out
 }
 
+// longest is the length of the longest example of any split.
+func longest(splits map[string][]data.Example) int {
+	n := 0
+	for _, examples := range splits {
+		for _, e := range examples {
+			n = max(n, len(e.Tokens))
+		}
+	}
+	return n
+}
+
+// classTask trains a classifier on token sequences (pixels, ListOps, Pathfinder).
+type classTask struct {
+	*exampleSet
+	classes, voc int
+}
+
+// newImageTask reads an image set as pixel sequences; their length is the model's n.
+func newImageTask(o Options) (*classTask, error) {
+	set, err := data.LoadImages(o.Home, o.Data)
+	if err != nil {
+		return nil, err
+	}
+	splits := map[string][]data.Example{}
+	for _, split := range data.SplitNames {
+		if splits[split], err = set.Sequences(split, false); err != nil {
+			return nil, err
+		}
+	}
+	examples, err := newExampleSet(splits, o, longest(splits))
+	return &classTask{exampleSet: examples, classes: 10, voc: 256}, err
+}
+
+func (t *classTask) kind() string { return TaskClassify }
+func (t *classTask) vocab() int   { return t.voc }
+
+func (t *classTask) next() train.Batch {
+	b := t.nextPadded()
+	return train.Batch{
+		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen)},
+		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Labels, b.Batch)},
+	}
+}
+
 func (t *classTask) predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node {
 	return m.ClassLogits(scope, tokens, t.classes)
 }
@@ -295,19 +303,15 @@ func (t *classTask) loss(_ *models.Model, labels, predictions []*graph.Node) *gr
 }
 
 func (t *classTask) evaluate(r *evaluator, split string, batches int) (*Eval, error) {
-	examples, ok := t.splits[split]
-	if !ok {
-		return nil, fmt.Errorf("split %q unknown (valid: %s)", split, strings.Join(data.SplitNames, ", "))
-	}
-	all := data.ClassEvalBatches(examples, t.batch, 0)
-	if batches > 0 {
-		all = all[:min(len(all), batches)]
+	all, err := t.evalBatches(split, batches)
+	if err != nil {
+		return nil, err
 	}
 	var sumNLL float64
 	var correct, count int64
 	for _, b := range all {
 		outs, err := r.classExec.Exec(
-			tensors.FromFlatDataAndDimensions(padTo(b.Inputs, b.Batch, b.SeqLen, t.length), b.Batch, t.length),
+			tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen),
 			tensors.FromFlatDataAndDimensions(b.Labels, b.Batch))
 		if err != nil {
 			return nil, err

@@ -1,0 +1,68 @@
+package repl
+
+import (
+	"fmt"
+
+	"github.com/ecpi-dev/ecpi/train"
+)
+
+func init() {
+	Register(&Command{
+		Name:    "retrieval",
+		Summary: "passkey retrieval or associative recall at growing distances: one model per distance, test accuracy",
+		Details: "Trains the model (model options and training options as for `train`) once per distance\n" +
+			"on data=passkey or data=assoc, with the next-token loss on the answer only, and reports the\n" +
+			"share of test answers predicted whole (what greedy decoding would answer). The distance is\n" +
+			"the number of tokens between the fact and the end of the prompt. Runs go to\n" +
+			"<run>/distance-<d> when run= is given. Notebooks call train.Retrieval, the same function.",
+		Options: retrievalOptions(),
+		Run:     runRetrieval,
+	})
+}
+
+func retrievalOptions() []Option {
+	opts := trainOptions()
+	for i, o := range opts {
+		if o.Name == "data" {
+			opts[i].Default = "passkey"
+			opts[i].Help = "retrieval set"
+			opts[i].Values = func(*Session) []string { return train.RetrievalNames() }
+		}
+	}
+	return append([]Option{{Name: "distances", Default: "32,64,128", Help: "comma-separated distances, one trained model each"}}, opts...)
+}
+
+func runRetrieval(c *Call) error {
+	distances, err := c.Ints("distances")
+	if err != nil {
+		return err
+	}
+	values := compareValues(c, c.String("model"))
+	delete(values, "distances")
+	o, err := train.ParseOptions(values)
+	if err != nil {
+		return Usagef("%v", err)
+	}
+	var line *LossLine
+	current := -1
+	progress := func(d int, p train.Progress) {
+		if d != current {
+			line, current = NewLossLine(c, fmt.Sprintf("distance %d", d)), d
+		}
+		line.Update(p)
+	}
+	var emitErr error
+	results, err := train.Retrieval(c.Ctx, o, distances, progress, func(r *train.RetrievalResult) {
+		if line != nil {
+			line.End()
+		}
+		if emitErr == nil {
+			emitErr = c.Emit(r)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	c.Session.Remember("retrieval", results)
+	return emitErr
+}
