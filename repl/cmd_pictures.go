@@ -365,3 +365,27 @@ func maxLen(words []string) int {
 	}
 	return n
 }
+
+// RFPicture shows a receptive-field measurement as bars, one per depth: the
+// measured reach next to the bound the pattern allows. Its JSON is the
+// measurement's own.
+type RFPicture struct{ *train.RFResult }
+
+func (p RFPicture) Text() string {
+	var labels []string
+	var reach []float64
+	for _, l := range p.Layers {
+		labels = append(labels, fmt.Sprintf("%d layer(s) measured", l.Layers))
+		reach = append(reach, float64(l.Measured))
+		if l.Bound >= 0 {
+			labels = append(labels, fmt.Sprintf("%d layer(s) bound", l.Layers))
+			reach = append(reach, float64(l.Bound))
+		}
+	}
+	state := "random"
+	if p.Trained {
+		state = "trained"
+	}
+	return fmt.Sprintf("receptive field of %s (%s weights) at position %d, in tokens back:\n%s",
+		p.Model, state, p.Position, Bars(labels, reach, sparkWidth, func(v float64) string { return strconv.Itoa(int(v)) }))
+}

@@ -160,3 +160,16 @@ func TestInterrupterCancelsOnlyTheRunningCommand(t *testing.T) {
 		t.Errorf("the next command starts uncancelled: %v", err)
 	}
 }
+
+func TestRFPictureDrawsMeasuredAndBound(t *testing.T) {
+	r := &train.RFResult{Model: "ecp", Position: 255, Layers: []train.RFLayer{{Layers: 1, Measured: 64, Bound: 128}, {Layers: 2, Measured: 128, Bound: -1}}}
+	got := RFPicture{r}.Text()
+	for _, want := range []string{"1 layer(s) measured", "1 layer(s) bound", "2 layer(s) measured", "█ 128"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rf picture lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "2 layer(s) bound") {
+		t.Errorf("a layer without a bound drew one:\n%s", got)
+	}
+}
