@@ -307,6 +307,10 @@ func runCompare(c *Call) error {
 	runs := make([]train.Options, len(families))
 	for i, family := range families {
 		o, err := train.ParseOptions(compareValues(c, family))
+		if err == nil {
+			// Check every model before training the first, not when its turn comes.
+			_, err = models.ParseConfig(maps.Clone(o.Model))
+		}
 		if err != nil {
 			return Usagef("%s: %v", family, err)
 		}
