@@ -83,7 +83,7 @@ func runRF(c *Call) error {
 		}
 	}
 	c.Session.Remember("rf", r)
-	return c.Emit(r)
+	return c.Emit(RFPicture{r})
 }
 
 // AttentionSummary is `probe attention` for humans: per layer and head, the

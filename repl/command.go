@@ -377,6 +377,7 @@ func matchCommand(words []string) (*Command, []string, error) {
 	for name := range registry {
 		names = append(names, strings.Fields(name)[0])
 	}
+	sort.Strings(names) // ties in Nearest go to the same name every run
 	msg := fmt.Sprintf("unknown command %q", words[0])
 	if near := Nearest(words[0], names); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)

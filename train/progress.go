@@ -22,14 +22,19 @@ func Sparkline(values []float64, width int) string {
 		for _, v := range values[from:to] {
 			means[c] += v / float64(to-from)
 		}
-		lo, hi = min(lo, means[c]), max(hi, means[c])
+		if !math.IsInf(means[c], 0) && !math.IsNaN(means[c]) {
+			lo, hi = min(lo, means[c]), max(hi, means[c])
+		}
 	}
 	const bars = "▁▂▃▄▅▆▇█"
 	levels := []rune(bars)
 	var b strings.Builder
 	for _, m := range means {
 		i := 0
-		if hi > lo {
+		switch {
+		case math.IsNaN(m) || math.IsInf(m, 0):
+			i = len(levels) - 1 // a diverged loss shows as the top bar, not a crash
+		case hi > lo:
 			i = int(math.Round((m - lo) / (hi - lo) * float64(len(levels)-1)))
 		}
 		b.WriteRune(levels[i])
