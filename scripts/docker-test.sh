@@ -9,7 +9,7 @@
 # Everything it started or created is removed on exit, success or failure; nothing else is touched.
 # Settings: ECPI_COMPOSE ("docker-compose" or "docker compose"), ECPI_DEBIAN_MIRROR, ECPI_DOCKERD_FLAGS,
 # ECPI_HOST_NETWORK=1 (no bridge: host networking for build and run), ECPI_CELL_TIMEOUT (seconds per cell),
-# ECPI_DOCKER_TEST_KEEP_LOGS=1 (keep the logs folder on success too).
+# ECPI_QUICK (default 1: the notebooks' CI sizes), ECPI_DOCKER_TEST_KEEP_LOGS=1 (keep the logs on success too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -183,12 +183,13 @@ write_override() {
     echo "services:"
     echo "  jupyter:"
     echo "    image: $image"
+    echo "    environment:"
+    echo "      ECPI_QUICK: \"${ECPI_QUICK:-1}\""
     if [ "$host_network" = 1 ]; then
+      echo "      JUPYTER_IP: 127.0.0.1"
       echo "    build:"
       echo "      network: host"
       echo "    network_mode: host"
-      echo "    environment:"
-      echo "      JUPYTER_IP: 127.0.0.1"
     fi
   } > "$work/override.yml"
   compose config -q || die "the compose file with the test override is invalid"

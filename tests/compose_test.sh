@@ -61,7 +61,7 @@ run_for() {
   check "$tag: gpu service only under the gpu profile" expect "$cmd" \
     "s['jupyter-gpu']['profiles'] == ['gpu'] and 'profiles' not in s['jupyter']"
   check "$tag: gpu service selects xla:cuda and builds with ECPI_GPU=1" expect "$cmd" \
-    "s['jupyter-gpu']['environment']['ECPI_BACKEND'] == 'xla:cuda' and
+    "s['jupyter-gpu']['environment']['GOMLX_BACKEND'] == 'xla:cuda' and
      str(s['jupyter-gpu']['build']['args']['ECPI_GPU']) == '1'"
   check "$tag: gpu service reserves NVIDIA GPUs" expect "$cmd" \
     "s['jupyter-gpu']['deploy']['resources']['reservations']['devices'][0]['driver'] == 'nvidia'"
