@@ -235,22 +235,10 @@ func (l *LossLine) End() {
 func compareOptions() []Option {
 	opts := []Option{{Name: "models", Default: "ecp,local,pi", Help: "comma-separated model families to train",
 		Values: func(*Session) []string { return models.FamilyNames() }}}
-	for _, info := range train.OptionInfos() {
-		if info.Name == "run" {
-			continue
-		}
-		values := info.Values
-		opt := Option{Name: info.Name, Default: info.Default, Help: info.Help}
-		if values != nil {
-			opt.Values = func(*Session) []string { return values }
-		}
-		if info.Name == "backend" {
-			opt = BackendOption
-		}
-		opts = append(opts, opt)
-	}
-	for _, opt := range modelOptions() {
-		if opt.Name != "model" && opt.Name != "vocab" {
+	for _, opt := range trainOptions() {
+		switch opt.Name {
+		case "run", "model", "vocab":
+		default:
 			opts = append(opts, opt)
 		}
 	}
