@@ -212,3 +212,21 @@ func TestRewriteSpec(t *testing.T) {
 		t.Error("relative repo accepted")
 	}
 }
+
+func TestWordsAndPick(t *testing.T) {
+	w, err := Words("model=ecp  n=256 data=opticks")
+	if err != nil || w["model"] != "ecp" || w["n"] != "256" || len(w) != 3 {
+		t.Errorf("Words = %v, %v", w, err)
+	}
+	if _, err := Words("model"); err == nil {
+		t.Error("a word without = accepted")
+	}
+	t.Setenv("ECPI_QUICK", "1")
+	if Pick(1, 2) != 1 {
+		t.Error("quick mode picked the full value")
+	}
+	t.Setenv("ECPI_QUICK", "")
+	if Pick(1, 2) != 2 {
+		t.Error("full mode picked the quick value")
+	}
+}
