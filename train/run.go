@@ -14,6 +14,7 @@ import (
 
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/xla"
+	"github.com/gomlx/compute/distributed"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -219,6 +220,14 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 	if o.Devices > 1 {
 		if s.parallel, err = xla.NewDataParallel(choice.Backend, o.Devices); err != nil {
 			return nil, fmt.Errorf("option devices=%d on backend %s: %w", o.Devices, choice.Name, err)
+		}
+		// GoMLX v0.28.16 creates the RNG state variable without its store, and a
+		// distributed graph that reads a variable with no sharding spec asks the
+		// store for the default one: a nil dereference once dropout draws numbers.
+		// A replicated spec set beforehand avoids the lookup.
+		rng := s.store.GetVariable(rngPath)
+		if err := rng.SetShardingSpec(distributed.NewReplicatedShardingSpec(s.parallel.Mesh)); err != nil {
+			return nil, err
 		}
 	}
 	optimizer.LearningRateVar(s.store.RootScope(), dtypes.Float32, o.LR)

@@ -1,0 +1,76 @@
+package train
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ecpi-dev/ecpi/xla"
+)
+
+// xlaCPU returns the XLA CPU backend with at least two devices, or skips.
+// Compiling for XLA takes tens of seconds here, so -short skips too.
+func xlaCPU(t *testing.T) *xla.Choice {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: XLA compilation takes tens of seconds")
+	}
+	if !slices.ContainsFunc(xla.FindPlugins(xla.PluginDirs()), func(p xla.Plugin) bool { return p.Platform == "cpu" }) {
+		t.Skipf("no XLA CPU plugin in %v: run `make xla-plugin` (scripts/setup-xla.sh) to test devices=", xla.PluginDirs())
+	}
+	c, err := Backend("xla:cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Devices < 2 {
+		t.Skipf("the XLA CPU plugin exposes %d device; devices=2 needs two", c.Devices)
+	}
+	return c
+}
+
+// TestTwoDevicesTrainLikeOne trains the same model for a few steps on one
+// device and with each batch split across two: the losses, the validation
+// loss must agree within float32 reduction-order noise (dropout included:
+// the replicated RNG state draws the same masks).
+func TestTwoDevicesTrainLikeOne(t *testing.T) {
+	xlaCPU(t)
+	run := func(devices string) *Result {
+		o := tiny(t, map[string]string{"backend": "xla:cpu", "devices": devices, "layers": "1", "steps": "4", "eval_every": "0",
+			"eval_batches": "1", "lr": "3e-3"})
+		r, err := Run(context.Background(), o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	one, two := run("1"), run("2")
+	if two.Devices != 2 || len(two.Losses) != 4 {
+		t.Fatalf("devices %d, %d losses; want 2 and 4", two.Devices, len(two.Losses))
+	}
+	t.Logf("1 device %v valid %.6f; 2 devices %v valid %.6f", one.Losses, one.ValidLoss, two.Losses, two.ValidLoss)
+	for i := range one.Losses {
+		if math.Abs(one.Losses[i]-two.Losses[i]) > 1e-4*one.Losses[i] {
+			t.Errorf("step %d: loss %.7f on 2 devices, %.7f on one", i+1, two.Losses[i], one.Losses[i])
+		}
+	}
+	if math.Abs(one.ValidLoss-two.ValidLoss) > 1e-4*one.ValidLoss {
+		t.Errorf("valid loss %.7f after 2-device training, %.7f after 1-device", two.ValidLoss, one.ValidLoss)
+	}
+	if one.Losses[3] >= one.Losses[0] {
+		t.Errorf("loss did not move: %v", one.Losses)
+	}
+}
+
+func TestDevicesRules(t *testing.T) {
+	if _, err := ParseOptions(map[string]string{"devices": "2", "accum": "2"}); err == nil || !strings.Contains(err.Error(), "cannot accumulate") {
+		t.Errorf("devices=2 accum=2: got %v, want an error about accumulation", err)
+	}
+	if _, err := ParseOptions(map[string]string{"devices": "3", "batch": "8"}); err == nil || !strings.Contains(err.Error(), "multiple of devices=3") {
+		t.Errorf("devices=3 batch=8: got %v", err)
+	}
+	if _, err := newSession(tiny(t, map[string]string{"devices": "2"}), nil); err == nil || !strings.Contains(err.Error(), "option devices=2 on backend go") {
+		t.Errorf("devices=2 on the Go backend: got %v, want an error naming the option and the backend", err)
+	}
+}
