@@ -14,7 +14,8 @@ func init() {
 			"on data=passkey or data=assoc, with the next-token loss on the answer only, and reports the\n" +
 			"share of test answers predicted whole (what greedy decoding would answer). The distance is\n" +
 			"the number of tokens between the fact and the end of the prompt. Runs go to\n" +
-			"<run>/distance-<d> when run= is given. Notebooks call train.Retrieval, the same function.",
+			"<run>/distance-<d> (default run: $ECPI_HOME/runs/retrieval-<model>-<data>-<time>).\n" +
+			"Notebooks call train.Retrieval, the same function.",
 		Options: retrievalOptions(),
 		Run:     runRetrieval,
 	})

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -139,7 +140,7 @@ func (r *RetrievalResult) Text() string {
 // Retrieval trains one model per distance on a retrieval set (o.Data:
 // passkey or assoc; o.Distance is ignored) and measures each on its test
 // split: can this attention pattern carry a fact that far? Runs go to
-// <o.RunDir>/distance-<d> (o.RunDir "": the default run folders). done (may
+// <o.RunDir>/distance-<d> (o.RunDir "": $ECPI_HOME/runs/retrieval-<model>-<data>-<time>). done (may
 // be nil) gets each result as it is ready, progress (may be nil) every step.
 // Cancelling ctx stops the current run (it is measured and returned, marked
 // interrupted) and skips the rest.
@@ -165,6 +166,10 @@ func Retrieval(ctx context.Context, o Options, distances []int, progress func(di
 			return nil, fmt.Errorf("distance %d: %w", d, err)
 		}
 	}
+	if o.RunDir == "" { // one folder per experiment; milliseconds keep back-to-back experiments apart
+		family := cmp.Or(o.Model["model"], "ecp") // models.ParseConfig's default family
+		o.RunDir = filepath.Join(o.Home, "runs", fmt.Sprintf("retrieval-%s-%s-%s", family, o.Data, time.Now().Format("20060102-150405.000")))
+	}
 	var out []*RetrievalResult
 	for _, d := range distances {
 		r, err := retrievalRun(ctx, o, d, progress)
@@ -184,9 +189,7 @@ func Retrieval(ctx context.Context, o Options, distances []int, progress func(di
 
 func retrievalRun(ctx context.Context, o Options, distance int, progress func(int, Progress)) (*RetrievalResult, error) {
 	o.Distance = distance
-	if o.RunDir != "" {
-		o.RunDir = filepath.Join(o.RunDir, fmt.Sprintf("distance-%d", distance))
-	}
+	o.RunDir = filepath.Join(o.RunDir, fmt.Sprintf("distance-%d", distance))
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
