@@ -35,6 +35,7 @@ die() { log "FAILED: $*"; exit 1; }
 cleanup() {
   local rc=$?
   set +e
+  exec 1>&3 2>&4 # a signal's trap runs inside the redirections of the command it interrupted
   if [ "$compose_up" = 1 ]; then
     [ "$rc" = 0 ] || compose logs --no-color --tail=200 > "$work/compose.log" 2>&1
     log "stopping the compose project $run_id"
@@ -61,6 +62,7 @@ cleanup() {
   log "$([ "$rc" = 0 ] && echo PASSED || echo "FAILED (exit $rc)") in $((SECONDS - started)) s"
   exit "$rc"
 }
+exec 3>&1 4>&2
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -219,7 +221,7 @@ print("kernelspecs:", ", ".join(f"{n} ({s[\"spec\"][\"display_name\"]})" for n, 
 
 # A notebook saved through the server must land in ./notebooks on the host, where the work is kept.
 check_mount() {
-  probe_notebook=".docker-test-$$.ipynb"
+  probe_notebook="docker-test-probe-$$.ipynb" # not hidden: Jupyter refuses to save dot-files
   api "/api/contents/$probe_notebook" -X PUT -H 'Content-Type: application/json' \
     -d '{"type": "notebook", "content": {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}}' > /dev/null
   [ -f "notebooks/$probe_notebook" ] || die "a notebook saved through the server is not in ./notebooks: the volume is not mounted"
