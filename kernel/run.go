@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -46,8 +47,23 @@ func Train(ctx context.Context, words ...string) (*train.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.RunDir == "" {
+		// train's default folder is named to the second: runs started within one second would collide.
+		if o.RunDir, err = freshRunDir(o); err != nil {
+			return nil, err
+		}
+	}
 	live := NewLive(fmt.Sprintf("%s on %s", values["model"], o.Data))
 	return train.Run(ctx, o, live.Progress)
+}
+
+// freshRunDir makes a new, empty run folder <home>/runs/<model>-<data>-<random>.
+func freshRunDir(o train.Options) (string, error) {
+	runs := filepath.Join(o.Home, "runs")
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(runs, fmt.Sprintf("%s-%s-", o.Model["model"], o.Data))
 }
 
 // Config is `model=... n=...` words as a validated model config.

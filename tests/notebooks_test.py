@@ -1,0 +1,122 @@
+"""Headless notebook tests for the "ecpi (Go)" kernel (issue 6).
+
+Runs with Debian's Jupyter, which lives in /usr/bin/python3 (scripts/setup-kernel.sh installs it and the kernel):
+
+    ECPI_QUICK=1 /usr/bin/python3 -m unittest tests/notebooks_test.py -v
+
+* NotebookTests executes every notebooks/*.ipynb with nbclient on the installed kernel "ecpi" in quick
+  mode (ECPI_QUICK=1, set here for the kernel), fails on any cell error and checks that each notebook
+  shows the outputs it promises (PNG figures, SVG plots, HTML tables). GOPROXY=off proves that the
+  notebooks need no network: ecpi's packages come from the go.work GoNB writes from the kernelspec.
+* EcpiKernelTests runs jupyter_kernel_test's applicable checks against the same kernel.
+
+Set ECPI_NOTEBOOKS=00-tour,06-efficiency to run some notebooks only.
+"""
+import os
+import pathlib
+import time
+import unittest
+
+import jupyter_kernel_test
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+KERNEL = "ecpi"
+
+# What each notebook must show: "png" (image/png), "svg" (inline <svg>), "table" (HTML <table>).
+EXPECTED = {
+    "00-tour": {"png", "svg", "table"},
+    "01-ecp-language-modeling": {"svg", "table"},
+    "02-ecp-long-books": {"svg", "table"},
+    "03-sequential-images": {"svg", "table"},
+    "04-pi-attention-language-modeling": {"svg", "table", "png"},
+    "05-long-range-tasks": {"svg", "table"},
+    "06-efficiency": {"svg", "table"},
+    "07-receptive-field": {"svg", "table"},
+}
+
+# The kernel inherits this process's environment (the kernelspec adds the toolchain settings).
+os.environ["ECPI_QUICK"] = "1"
+os.environ["GOPROXY"] = "off"
+
+
+def output_kinds(nb):
+    kinds = set()
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                kinds.add("png")
+            html = data.get("text/html", "")
+            if isinstance(html, list):
+                html = "".join(html)
+            if "<svg" in html or "image/svg+xml" in data:
+                kinds.add("svg")
+            if "<table" in html:
+                kinds.add("table")
+    return kinds
+
+
+class NotebookTests(unittest.TestCase):
+    def test_every_notebook_is_listed(self):
+        found = {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
+        self.assertEqual(found, set(EXPECTED), "notebooks/ and EXPECTED disagree")
+
+    def test_notebooks_run_in_quick_mode(self):
+        only = os.environ.get("ECPI_NOTEBOOKS")
+        names = sorted(only.split(",")) if only else sorted(EXPECTED)
+        for name in names:
+            with self.subTest(notebook=name):
+                path = NOTEBOOKS / f"{name}.ipynb"
+                nb = nbformat.read(path, as_version=4)
+                self.assertEqual(nb.metadata["kernelspec"]["name"], KERNEL)
+                start = time.time()
+                # allow_errors=False: the first cell error raises CellExecutionError with the cell and its error.
+                NotebookClient(nb, kernel_name=KERNEL, timeout=900, allow_errors=False,
+                               resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+                print(f"\n{name}: {time.time() - start:.0f} s (quick mode)", flush=True)
+                missing = EXPECTED[name] - output_kinds(nb)
+                self.assertFalse(missing, f"{name} shows no {sorted(missing)} output")
+
+
+class EcpiKernelTests(jupyter_kernel_test.KernelTests):
+    kernel_name = KERNEL
+    language_name = "go"
+    file_extension = ".go"
+
+    code_hello_world = 'import "fmt"\n%%\nfmt.Println("hello, world")'
+    code_stderr = 'import ("fmt"; "os")\n%%\nfmt.Fprintln(os.Stderr, "to stderr")'
+    code_display_data = [
+        {"code": 'import "github.com/janpfeifer/gonb/gonbui"\n%%\ngonbui.DisplayHTML("<b>bold</b>")', "mime": "text/html"},
+        {"code": 'import "github.com/janpfeifer/gonb/gonbui"\n%%\ngonbui.DisplayMarkdown("*md*")', "mime": "text/markdown"},
+    ]
+    completion_samples = [{"text": 'import "fmt"\n%%\nfmt.Printl'}]
+    code_inspect_sample = 'import "fmt"\n%%\nfmt.Println'
+
+    def test_is_complete(self):
+        self.skipTest("GoNB v0.11.5 never answers is_complete_request (the client would wait forever)")
+
+    def test_error(self):
+        # GoNB reports a failed cell as an HTML display plus an error message (jupyter_kernel_test
+        # expects the error alone), so check what matters: status error, an error message, and a
+        # kernel that still runs the next cell.
+        self.flush_channels()
+        reply, output = self.execute_helper('%%\nvar x int = "not an int"\n_ = x')
+        self.assertEqual(reply["content"]["status"], "error")
+        self.assertIn("error", [m["msg_type"] for m in output])
+        reply, output = self.execute_helper(self.code_hello_world)
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertIn("hello, world", "".join(m["content"].get("text", "") for m in output))
+
+    def test_panic_leaves_kernel_alive(self):
+        self.flush_channels()
+        reply, _ = self.execute_helper('%%\npanic("boom")')
+        self.assertEqual(reply["content"]["status"], "error")
+        reply, _ = self.execute_helper(self.code_hello_world)
+        self.assertEqual(reply["content"]["status"], "ok")
+
+
+if __name__ == "__main__":
+    unittest.main()
