@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Executes every notebook headless in quick mode (ECPI_QUICK=1) through the installed "ecpi (Go)" kernel with
+# nbclient, checks their figures and tables, and runs jupyter_kernel_test against the kernel
+# (tests/notebooks_test.py). Needs `make kernel` first. ECPI_NOTEBOOKS=00-tour,06-efficiency runs some only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+if ! /usr/bin/python3 -m jupyter_client.kernelspecapp list 2>/dev/null | grep -qw ecpi; then
+  echo "test-notebooks: the ecpi kernel is not installed; run \`make kernel\`" >&2
+  exit 1
+fi
+export ECPI_QUICK=1
+# GoNB logs every step to the kernel's stderr; keep the test summary readable.
+exec /usr/bin/python3 -m unittest -v tests/notebooks_test.py 2> >(grep -v -E '^[IWE][0-9]{4} |^\s+/root/go/pkg/mod/|^goroutine |^github.com/janpfeifer|^main\.' >&2)
