@@ -63,8 +63,8 @@ func ResultsTable(caption string, labels []string, results []*train.Result, pape
 		if results[0].Tokenizer != "" {
 			data += " (" + results[0].Tokenizer + " tokens)"
 		}
-		t.Notes = fmt.Sprintf("data %s, backend %s, %d CPU cores; small-scale proxy: compare the ordering, not the absolute numbers.",
-			data, results[0].Backend, runtime.NumCPU())
+		t.Notes = fmt.Sprintf("%s mode; data %s, backend %s, %d CPU cores; small-scale proxy: compare the ordering, not the absolute numbers.",
+			Pick("quick (ECPI_QUICK=1: a smoke test, not a result)", "full"), data, results[0].Backend, runtime.NumCPU())
 	}
 	return t
 }
