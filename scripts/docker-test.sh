@@ -209,14 +209,13 @@ wait_for_server() {
   die "the Jupyter server did not answer on 127.0.0.1:$port within 120 s"
 }
 
-# Prints the name of the kernelspec whose display name starts with "ecpi".
+# Prints the name of the kernelspec whose display name starts with "ecpi"; lists them all on stderr.
 ecpi_kernel() {
-  api /api/kernelspecs | python3 -c '
+  api /api/kernelspecs | /usr/bin/python3 -c '
 import json, sys
-specs = json.load(sys.stdin)["kernelspecs"]
-names = [n for n, s in specs.items() if s["spec"]["display_name"].lower().startswith("ecpi")]
-print(*names[:1])
-print("kernelspecs:", ", ".join(f"{n} ({s[\"spec\"][\"display_name\"]})" for n, s in specs.items()), file=sys.stderr)'
+specs = {name: s["spec"]["display_name"] for name, s in json.load(sys.stdin)["kernelspecs"].items()}
+print("kernelspecs:", ", ".join("%s (%s)" % item for item in specs.items()), file=sys.stderr)
+print(*[name for name, shown in specs.items() if shown.lower().startswith("ecpi")][:1])'
 }
 
 # A notebook saved through the server must land in ./notebooks on the host, where the work is kept.
