@@ -8,6 +8,7 @@ run fails on the first cell that errors or exceeds its time. The executed notebo
 Needs python3-requests and python3-websocket (Debian; both come with docker-compose).
 """
 import argparse
+import html
 import json
 import re
 import sys
@@ -60,7 +61,10 @@ class Kernel:
             if left <= 0:
                 return outputs, f"no reply within {timeout:.0f} s"
             self.ws.settimeout(left)
-            msg = json.loads(self.ws.recv())
+            raw = self.ws.recv()
+            if isinstance(raw, bytes):  # binary frames carry buffers, which notebook outputs never need
+                continue
+            msg = json.loads(raw)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = msg["header"]["msg_type"], msg["content"]
@@ -94,6 +98,10 @@ def print_failure(cell):
     for out in cell["outputs"]:
         if out["output_type"] == "stream" and out["name"] == "stderr":
             print(out["text"], file=sys.stderr)
+        elif out["output_type"] == "display_data" and "text/html" in out["data"]:
+            # GoNB reports compile errors as HTML: show its text.
+            text = re.sub(r"<style>.*?</style>|<[^>]+>", "", out["data"]["text/html"], flags=re.S)
+            print(html.unescape(re.sub(r"\n\s*\n+", "\n", text)).strip()[-3000:], file=sys.stderr)
         elif out["output_type"] == "error":
             print(re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out["traceback"])), file=sys.stderr)
 

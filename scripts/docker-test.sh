@@ -28,6 +28,7 @@ imported_base=0
 copied_cas=()
 compose_up=0
 probe_notebook=""
+made_checkpoints_dir=0
 
 log() { printf '[docker-test %4ds] %s\n' "$((SECONDS - started))" "$*"; }
 die() { log "FAILED: $*"; exit 1; }
@@ -42,6 +43,7 @@ cleanup() {
     compose down --volumes --remove-orphans > "$work/down.log" 2>&1
   fi
   [ -n "$probe_notebook" ] && rm -f "notebooks/$probe_notebook"
+  [ "$made_checkpoints_dir" = 1 ] && rmdir notebooks/.ipynb_checkpoints 2> /dev/null # only if still empty
   if [ -z "$own_dockerd_pid" ]; then
     # A shared engine: remove only the images this run made.
     docker image rm "$image" > /dev/null 2>&1
@@ -221,6 +223,7 @@ print(*[name for name, shown in specs.items() if shown.lower().startswith("ecpi"
 # A notebook saved through the server must land in ./notebooks on the host, where the work is kept.
 check_mount() {
   probe_notebook="docker-test-probe-$$.ipynb" # not hidden: Jupyter refuses to save dot-files
+  [ -d notebooks/.ipynb_checkpoints ] || made_checkpoints_dir=1
   api "/api/contents/$probe_notebook" -X PUT -H 'Content-Type: application/json' \
     -d '{"type": "notebook", "content": {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}}' > /dev/null
   [ -f "notebooks/$probe_notebook" ] || die "a notebook saved through the server is not in ./notebooks: the volume is not mounted"
