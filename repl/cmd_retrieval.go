@@ -30,7 +30,7 @@ func retrievalOptions() []Option {
 			opts[i].Values = func(*Session) []string { return train.RetrievalNames() }
 		}
 	}
-	return append([]Option{{Name: "distances", Default: "32,64,128", Help: "comma-separated distances, one trained model each"}}, opts...)
+	return append([]Option{{Name: "distances", Default: "64,128,256", Help: "comma-separated distances, one trained model each"}}, opts...)
 }
 
 func runRetrieval(c *Call) error {
