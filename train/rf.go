@@ -151,7 +151,11 @@ func positionGradients(cfg models.Config, depth int, values map[string]*tensors.
 		return nil, err
 	}
 	if values != nil {
-		store.SetLoader(&loader{values: widenEmbedding(values, cut.Vocab)})
+		widened, err := widenEmbedding(values, cut.Vocab)
+		if err != nil {
+			return nil, err
+		}
+		store.SetLoader(&loader{values: widened})
 	}
 	exec, err := model.NewExec(backend.Backend, store, func(scope *model.Scope, input *graph.Node) *graph.Node {
 		g := input.Graph()
@@ -192,24 +196,29 @@ func randomDirection(dim int, seed uint64) []float32 {
 	return out
 }
 
-// widenEmbedding returns values with the embedding table padded with zero
-// rows to `rows` rows (only the table changes; the trunk does not read the
-// logits layer, whose shape would differ).
-func widenEmbedding(values map[string]*tensors.Tensor, rows int) map[string]*tensors.Tensor {
+// widenEmbedding returns a copy of values, for one store, with the embedding
+// table padded with zero rows to `rows` rows (the trunk does not read the
+// logits layer, whose shape would differ). The copy matters: a store takes
+// ownership of what its loader serves, and the next depth needs the values again.
+func widenEmbedding(values map[string]*tensors.Tensor, rows int) (map[string]*tensors.Tensor, error) {
 	const path = "/embed/embeddings"
-	table, ok := values[path]
 	out := make(map[string]*tensors.Tensor, len(values))
 	for k, v := range values {
-		out[k] = v
+		clone, err := v.LocalClone()
+		if err != nil {
+			return nil, fmt.Errorf("copying variable %s: %w", k, err)
+		}
+		out[k] = clone
 	}
+	table, ok := out[path]
 	if !ok || table.Shape().Dim(0) >= rows {
-		return out
+		return out, nil
 	}
 	dim := table.Shape().Dim(1)
 	flat := make([]float32, rows*dim)
 	copy(flat, tensors.MustCopyFlatData[float32](table))
 	out[path] = tensors.FromFlatDataAndDimensions(flat, rows, dim)
-	return out
+	return out, nil
 }
 
 // ReceptiveField measures the trained model of the checkpoint.

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"testing"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -33,6 +34,32 @@ func TestReceptiveFieldMatchesBounds(t *testing.T) {
 		}
 		if want := RFBound(cfg, 63, 3); r.Layers[2].Bound != want || want == 63 {
 			t.Errorf("%s: bound %d after 3 layers, want %d (< 63)", cfg.Model, r.Layers[2].Bound, want)
+		}
+	}
+}
+
+// TestReceptiveFieldOfTrainedWeights measures every depth of a trained
+// checkpoint: each depth builds its own store from the same saved values.
+func TestReceptiveFieldOfTrainedWeights(t *testing.T) {
+	o := tiny(t, map[string]string{"steps": "2", "eval_every": "0"})
+	result, err := Run(context.Background(), o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Open(result.Checkpoint, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := loaded.ReceptiveField(RFOptions{Position: -1, Threshold: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Trained || len(r.Layers) != 2 {
+		t.Fatalf("got trained=%v with %d depths, want trained weights measured at 2 depths", r.Trained, len(r.Layers))
+	}
+	for _, l := range r.Layers {
+		if l.Measured > l.Bound {
+			t.Errorf("ECP at depth %d reaches %d back, beyond its bound %d", l.Layers, l.Measured, l.Bound)
 		}
 	}
 }
