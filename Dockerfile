@@ -47,7 +47,7 @@ RUN make setup && rm -rf /var/lib/apt/lists/*
 # The GPU variant: the CUDA plugin, and the kernel reinstalled with xla:cuda as its backend
 # (setup-kernel.sh writes the backend into the kernelspec's environment).
 RUN if [ "${ECPI_GPU}" = 1 ]; then \
-      bash docker/install-cuda-plugin.sh && GOMLX_BACKEND=xla:cuda bash scripts/setup-kernel.sh; \
+      bash docker/install-cuda-plugin.sh && ECPI_KERNEL_BACKEND=xla:cuda bash scripts/setup-kernel.sh; \
     fi
 
 # JUPYTER_TOKEN is the login token (compose passes its default, "ecpi"); JUPYTER_IP is where the server
