@@ -1,9 +1,8 @@
 # ecpi — the two commands that matter: `make demo` and `make test`.
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
-GO_TEST_FLAGS ?= -count=1
 
-.PHONY: setup toolchain data xla-plugin kernel build demo test test-go test-notebooks bench docker-test clean
+.PHONY: setup toolchain data xla-plugin kernel build demo test test-notebooks bench docker-test clean
 
 ## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
 setup: toolchain data xla-plugin kernel build
@@ -31,10 +30,14 @@ demo: setup
 test: setup
 	bash scripts/test.sh
 
+## test-notebooks: only the notebooks, headless in quick mode (needs `make kernel`).
+test-notebooks: kernel
+	bash scripts/test-notebooks.sh
+
 ## bench: attention and training benchmarks (the numbers in the README).
 bench: build
 	$(ENV) bin/ecpi bench attention variants=full,local,s2,ecp,pi n=1024,2048,4096
-	$(ENV) go test -run '^$$' -bench . -benchtime 3x ./models/
+	$(ENV) go test -run '^$$' -bench . -benchtime 3x ./bench/
 
 docker-test:
 	bash scripts/docker-test.sh
