@@ -20,6 +20,7 @@ type Spec struct {
 // SpecSettings say how the "ecpi (Go)" kernel differs from plain GoNB.
 type SpecSettings struct {
 	DisplayName string            // "ecpi (Go)"
+	GoNB        string            // absolute path of the gonb binary the kernel runs
 	Repo        string            // ecpi's module folder: every notebook's go.work uses it, so imports need no network
 	Env         map[string]string // toolchain settings and backend, merged over GoNB's
 	PathPrefix  []string          // folders put before $PATH (gonb, goimports, gopls, go)
@@ -58,6 +59,14 @@ func applySettings(spec *Spec, s SpecSettings) error {
 		return fmt.Errorf("repo %s has no go.mod: %w", s.Repo, err)
 	}
 	spec.DisplayName = s.DisplayName
+	if s.GoNB != "" {
+		// `gonb --install` may name a copy of itself inside the staging folder,
+		// which is gone once the spec is installed: run the built binary instead.
+		if !filepath.IsAbs(s.GoNB) {
+			return fmt.Errorf("gonb binary %q must be an absolute path", s.GoNB)
+		}
+		spec.Argv[0] = s.GoNB
+	}
 	argv := spec.Argv[:0:0]
 	for _, a := range spec.Argv {
 		if !strings.HasPrefix(a, "-go_work=") && !strings.HasPrefix(a, "--go_work=") {

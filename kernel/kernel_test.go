@@ -192,7 +192,7 @@ func TestRewriteSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo, _ := filepath.Abs("..")
-	err := RewriteSpec(dir, SpecSettings{DisplayName: "ecpi (Go)", Repo: repo,
+	err := RewriteSpec(dir, SpecSettings{DisplayName: "ecpi (Go)", GoNB: "/home/kernel/bin/gonb", Repo: repo,
 		Env: map[string]string{"GOTOOLCHAIN": "go1.27.3"}, PathPrefix: []string{"/b"}})
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +204,9 @@ func TestRewriteSpec(t *testing.T) {
 	}
 	if s.DisplayName != "ecpi (Go)" || s.Env["GOTOOLCHAIN"] != "go1.27.3" || s.Env["PATH"] != "/b:${PATH}" {
 		t.Errorf("spec %+v", s)
+	}
+	if s.Argv[0] != "/home/kernel/bin/gonb" {
+		t.Errorf("argv[0] %q: want the built gonb binary, not the staging copy", s.Argv[0])
 	}
 	if last := s.Argv[len(s.Argv)-1]; last != "-go_work="+repo || strings.Contains(strings.Join(s.Argv, " "), "/old") {
 		t.Errorf("argv %q: want one -go_work=%s", s.Argv, repo)

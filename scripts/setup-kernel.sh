@@ -44,7 +44,7 @@ PATH="$bin:$PATH" JUPYTER_DATA_DIR="$stage" "$bin/gonb" --install >/dev/null 2>&
 # compiles every graph for ~15 s first, and notebook cells build several small graphs each.
 backend=${ECPI_KERNEL_BACKEND:-go}
 go_bin=$(dirname "$(command -v go)")
-go run ./kernel/install -spec "$stage/kernels/gonb" -repo "$repo" -path "$bin:$go_bin" \
+go run ./kernel/install -spec "$stage/kernels/gonb" -repo "$repo" -gonb "$bin/gonb" -path "$bin:$go_bin" \
   -env GOTOOLCHAIN="$GOTOOLCHAIN" -env GOEXPERIMENT="$GOEXPERIMENT" -env GOMLX_NO_AUTO_INSTALL=1 \
   -env ECPI_HOME="$ECPI_HOME" -env GOMLX_BACKEND="$backend"
 /usr/bin/python3 -m jupyter_client.kernelspecapp install --user --replace --name ecpi "$stage/kernels/gonb" 2>&1 | tail -1

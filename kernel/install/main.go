@@ -2,7 +2,7 @@
 // "ecpi (Go)" kernel; scripts/setup-kernel.sh runs it before
 // `jupyter kernelspec install`.
 //
-//	go run ./kernel/install -spec DIR -repo REPO -path BIN[:BIN...] -env K=V ...
+//	go run ./kernel/install -spec DIR -repo REPO -gonb BIN/gonb -path BIN[:BIN...] -env K=V ...
 package main
 
 import (
@@ -34,12 +34,13 @@ func main() {
 	repo := flag.String("repo", "", "ecpi's module folder")
 	path := flag.String("path", "", "folders to put before $PATH, separated by ':'")
 	name := flag.String("display", "ecpi (Go)", "display name")
+	gonb := flag.String("gonb", "", "absolute path of the gonb binary the kernel runs")
 	flag.Var(env, "env", "NAME=value for the kernel's environment (repeatable)")
 	flag.Parse()
 	abs, err := filepath.Abs(*repo)
 	if err == nil {
 		err = kernel.RewriteSpec(*spec, kernel.SpecSettings{
-			DisplayName: *name, Repo: abs, Env: env, PathPrefix: filepath.SplitList(*path),
+			DisplayName: *name, GoNB: *gonb, Repo: abs, Env: env, PathPrefix: filepath.SplitList(*path),
 		})
 	}
 	if err != nil {
