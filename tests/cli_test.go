@@ -1,0 +1,118 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/ecpi-dev/ecpi/repl"
+)
+
+// run executes `ecpi args...` and returns stdout, stderr and the exit code.
+func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := ecpiCommand(t, t.TempDir(), args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestCostJSON(t *testing.T) {
+	stdout, stderr, code := run(t, "cost", "model=ecp", "n=4096", "segment=256", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var cost map[string]any
+	if err := json.Unmarshal([]byte(stdout), &cost); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	for _, key := range []string{"model", "n", "pairs", "dense_pairs", "ratio", "attention_flops", "causal_pairs"} {
+		if _, ok := cost[key]; !ok {
+			t.Errorf("cost --json lacks %q: %s", key, stdout)
+		}
+	}
+	if cost["ratio"] != 0.125 || cost["pairs"] != float64(2*256*4096) {
+		t.Errorf("ECP at n=4096, h=256: ratio %v, pairs %v; want 0.125 and 2hn", cost["ratio"], cost["pairs"])
+	}
+	for _, family := range []string{"full", "local", "s2", "pi", "perceiverar", "double", "compressed", "ssplit"} {
+		if _, stderr, code := run(t, "cost", "model="+family, "n=1024", "--json"); code != 0 {
+			t.Errorf("cost model=%s: exit %d: %s", family, code, stderr)
+		}
+	}
+}
+
+func TestBenchAttentionJSONLines(t *testing.T) {
+	stdout, stderr, code := run(t, "bench", "attention", "variants=full,ecp,pi", "n=64,128", "window=16",
+		"batch=1", "heads=2", "head_dim=8", "runs=1", "backend=go", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := 0
+	scanner := bufio.NewScanner(strings.NewReader(stdout))
+	for scanner.Scan() {
+		var r map[string]any
+		if err := json.Unmarshal(scanner.Bytes(), &r); err != nil {
+			t.Fatalf("line %q is not JSON: %v", scanner.Text(), err)
+		}
+		for _, key := range []string{"variant", "n", "ms", "pairs"} {
+			if _, ok := r[key]; !ok {
+				t.Errorf("result %s lacks %q", scanner.Text(), key)
+			}
+		}
+		lines++
+	}
+	if lines != 6 {
+		t.Errorf("%d JSON lines, want one per variant and length (6):\n%s", lines, stdout)
+	}
+}
+
+// TestBadInputExitsTwoWithOneLine: unknown commands and options and broken
+// rules are one line on stderr naming the problem, exit code 2.
+func TestBadInputExitsTwoWithOneLine(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"trian"}, `unknown command "trian" (did you mean "train"?)`},
+		{[]string{"cost", "modle=ecp"}, `unknown option "modle" (did you mean "model"?)`},
+		{[]string{"cost", "model=ecp", "n=100", "segment=7"}, "segment size 7 must divide sequence length 100"},
+		{[]string{"cost", "model=local", "window=600", "n=512"}, "window 600 must be at least 1 and smaller than sequence length 512"},
+		{[]string{"bench", "attention", "variants=ecp,nope"}, `unknown variant "nope"`},
+		{[]string{"bench", "atention"}, `did you mean "bench attention"?`},
+		{[]string{"train", "data=nowhere", "steps=1"}, "nowhere"},
+	}
+	for _, c := range cases {
+		stdout, stderr, code := run(t, c.args...)
+		if code != 2 {
+			t.Errorf("ecpi %s: exit %d, want 2", strings.Join(c.args, " "), code)
+		}
+		if lines := strings.Count(strings.TrimRight(stderr, "\n"), "\n"); lines != 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("ecpi %s: stderr %q, want one line containing %q", strings.Join(c.args, " "), stderr, c.want)
+		}
+		if stdout != "" {
+			t.Errorf("ecpi %s: stdout %q, want nothing", strings.Join(c.args, " "), stdout)
+		}
+	}
+}
+
+// TestEveryCommandHasHelp runs `ecpi CMD --help` for every registered command.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, cmd := range repl.Commands() {
+		stdout, stderr, code := run(t, append(strings.Fields(cmd.Name), "--help")...)
+		if code != 0 || !strings.Contains(stdout, "usage: ecpi "+cmd.Name) {
+			t.Errorf("ecpi %s --help: exit %d, stdout %q, stderr %q", cmd.Name, code, stdout, stderr)
+		}
+	}
+}
