@@ -139,6 +139,25 @@ func option(name string) (OptionInfo, bool) {
 	return OptionInfo{}, false
 }
 
+// Option documents a model option by name (its Default is the ECP family's,
+// or the first family's that reads it).
+func Option(name string) (OptionInfo, bool) {
+	for _, family := range append([]string{"ecp"}, FamilyNames()...) {
+		for _, o := range OptionsFor(family) {
+			if o.Name == name {
+				return o, true
+			}
+		}
+	}
+	return OptionInfo{}, false
+}
+
+// Reads reports whether the family reads the option (ParseConfig rejects the
+// options a family does not read).
+func Reads(family, name string) bool {
+	return slices.ContainsFunc(OptionsFor(family), func(o OptionInfo) bool { return o.Name == name })
+}
+
 // OptionsFor lists the options a family reads, with that family's defaults.
 func OptionsFor(family string) []OptionInfo {
 	f, _ := FamilyByName(family)
@@ -185,10 +204,6 @@ func ParseConfig(values map[string]string) (Config, error) {
 		return Config{}, fmt.Errorf("unknown model %q; choose one of: %s", family, strings.Join(FamilyNames(), ", "))
 	}
 	cfg := DefaultConfig(family)
-	allowed := map[string]bool{}
-	for _, o := range OptionsFor(f.Name) {
-		allowed[o.Name] = true
-	}
 	names := make([]string, 0, len(values))
 	for name := range values {
 		names = append(names, name)
@@ -199,7 +214,7 @@ func ParseConfig(values map[string]string) (Config, error) {
 		if !known {
 			return Config{}, fmt.Errorf("unknown model option %q", name)
 		}
-		if !allowed[name] {
+		if !Reads(f.Name, name) {
 			return Config{}, fmt.Errorf("option %s does not apply to model %s (its options: %s)", name, family, strings.Join(optionNames(OptionsFor(family)), ", "))
 		}
 		if err := o.set(&cfg, values[name]); err != nil {

@@ -48,35 +48,15 @@ full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.`,
 	})
 }
 
-// modelOptions declares every model option (so session settings flow in) plus backend.
+// modelOptions declares every model option (so session settings flow in).
 func modelOptions() []Option {
 	var opts []Option
 	for _, name := range models.AllOptionNames() {
-		info := optionInfo(name)
+		info, _ := models.Option(name)
 		values := info.Values
-		opts = append(opts, Option{Name: name, Default: modelDefault(name), Help: info.Help, Values: func(*Session) []string { return values }})
+		opts = append(opts, Option{Name: name, Default: info.Default, Help: info.Help, Values: func(*Session) []string { return values }})
 	}
 	return opts
-}
-
-func optionInfo(name string) models.OptionInfo {
-	for _, family := range models.FamilyNames() {
-		for _, o := range models.OptionsFor(family) {
-			if o.Name == name {
-				return o
-			}
-		}
-	}
-	return models.OptionInfo{Name: name}
-}
-
-// modelDefault is the default shown in help: the ECP default for common options,
-// the first family that reads a variant option otherwise.
-func modelDefault(name string) string {
-	if name == "model" {
-		return "ecp"
-	}
-	return optionInfo(name).Default
 }
 
 // ModelConfig builds the model config from the call's model options: typed or
@@ -94,12 +74,8 @@ func (c *Call) ModelConfig() (models.Config, error) {
 	// Session settings may hold options of another family set earlier; keep
 	// only those the chosen family reads, but reject typed ones that don't apply.
 	family := values["model"]
-	applies := map[string]bool{}
-	for _, o := range models.OptionsFor(family) {
-		applies[o.Name] = true
-	}
 	for name := range values {
-		if !applies[name] {
+		if !models.Reads(family, name) {
 			if _, typed := c.given[name]; typed {
 				continue // ParseConfig names the rule
 			}

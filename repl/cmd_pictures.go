@@ -329,7 +329,7 @@ func compareValues(c *Call, family string) map[string]string {
 		if opt.Name == "models" || !c.Has(opt.Name) {
 			continue
 		}
-		if models.IsOption(opt.Name) && !slices.ContainsFunc(models.OptionsFor(family), func(o models.OptionInfo) bool { return o.Name == opt.Name }) {
+		if models.IsOption(opt.Name) && !models.Reads(family, opt.Name) {
 			continue
 		}
 		values[opt.Name] = c.String(opt.Name)
