@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -26,7 +25,7 @@ type AttentionOptions struct {
 	Batch    int
 	Heads    int
 	HeadDim  int
-	Window   int // k for local and pi, h for ecp; S2 uses groups of 2k (ECP's cost)
+	Window   int // each family's window, half-segment or block (models.Config.WithWindow)
 	Runs     int // timed runs after one warm-up; the median is reported
 	Backend  compute.Backend
 }
@@ -47,20 +46,16 @@ func (r AttentionResult) Text() string {
 }
 
 // PatternConfig is the config whose first-layer pattern the benchmark times for
-// a variant at length n.
+// a variant at length n: the family's window (half-segment, block) set to
+// o.Window as the family defines it.
 func (o AttentionOptions) PatternConfig(variant string, n int) (models.Config, error) {
-	values := map[string]string{
+	cfg, err := models.Parse(map[string]string{
 		"model": variant, "n": fmt.Sprint(n), "heads": fmt.Sprint(o.Heads), "dim": fmt.Sprint(o.Heads * o.HeadDim),
+	})
+	if err == nil {
+		cfg = cfg.WithWindow(o.Window)
+		err = cfg.Validate()
 	}
-	switch variant {
-	case "local", "pi":
-		values["window"] = fmt.Sprint(o.Window)
-	case "ecp":
-		values["segment"] = fmt.Sprint(o.Window)
-	case "s2":
-		values["group"] = fmt.Sprint(2 * o.Window)
-	}
-	cfg, err := models.ParseConfig(values)
 	if err != nil {
 		return cfg, fmt.Errorf("variant %s at n=%d: %w", variant, n, err)
 	}
@@ -97,7 +92,7 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 // median wall time of o.Runs executions after one warm-up.
 func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (float64, error) {
 	exec, err := graph.NewExec(o.Backend, func(q, k, v *graph.Node) *graph.Node {
-		out := pattern.Attend(q, k, v)
+		out := pattern.Attend(q, k, v, nil)
 		loss := graph.ReduceAllSum(graph.Mul(out, out))
 		// One scalar that depends on every gradient: reading it waits for the
 		// whole backward pass without timing a large device-to-host copy.
@@ -160,14 +155,4 @@ func GrowthSummary(results []AttentionResult) []string {
 		lines = append(lines, fmt.Sprintf("%-12s n %d -> %d (x%d): time x%.2f", variant, first.N, last.N, last.N/first.N, last.MS/first.MS))
 	}
 	return lines
-}
-
-// ParseVariants checks variant names against the model families.
-func ParseVariants(names []string) error {
-	for _, name := range names {
-		if !slices.Contains(models.FamilyNames(), name) {
-			return fmt.Errorf("unknown variant %q in variants=; choose from %s", name, strings.Join(models.FamilyNames(), ", "))
-		}
-	}
-	return nil
 }

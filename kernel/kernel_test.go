@@ -150,8 +150,7 @@ func TestTableEscapesHTMLAndMarkdown(t *testing.T) {
 }
 
 func TestSummaryCountsECPPairs(t *testing.T) {
-	cfg := models.DefaultConfig("ecp")
-	cfg.SeqLen, cfg.Segment = 4096, 256
+	cfg := models.DefaultConfig("ecp").MustWith("n", "4096").MustWith("half_segment", "256")
 	tab, err := Summary(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +160,7 @@ func TestSummaryCountsECPPairs(t *testing.T) {
 	if !strings.Contains(h, "2097152 / 16777216 = 12.5 %") {
 		t.Errorf("summary lacks ECP's 12.5 %% pair count:\n%s", tab.Markdown())
 	}
-	cfg.Segment = 100
-	if _, err := Summary(cfg); err == nil {
+	if _, err := Summary(cfg.MustWith("half_segment", "100")); err == nil {
 		t.Error("segment 100 with n=4096 accepted")
 	}
 }

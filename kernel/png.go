@@ -108,14 +108,14 @@ func MaskPNG(p models.Pattern, n, head, query, cell int) ([]byte, error) {
 	if n < 1 || cell < 1 {
 		return nil, fmt.Errorf("mask diagram needs n >= 1 and cell >= 1, got n=%d cell=%d", n, cell)
 	}
-	pi, isPi := p.(models.Pi)
+	skips, hasSkips := p.(models.SkipKeys)
 	img := image.NewRGBA(image.Rect(0, 0, n*cell, n*cell))
 	for i := range n {
 		for j := range n {
 			c := colourBlocked
 			switch {
 			case !p.Allows(head, i, j):
-			case isPi && pi.IsSkip(head, i, j):
+			case hasSkips && skips.IsSkip(head, i, j):
 				c = colourSkip
 			case i == query:
 				c = colourQuery

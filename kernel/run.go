@@ -53,7 +53,7 @@ func Train(ctx context.Context, words ...string) (*train.Result, error) {
 			return nil, err
 		}
 	}
-	live := NewLive(fmt.Sprintf("%s on %s", values["model"], o.Data))
+	live := NewLive(fmt.Sprintf("%s on %s", o.Model.Model, o.Data))
 	return train.Run(ctx, o, live.Progress)
 }
 
@@ -63,7 +63,7 @@ func freshRunDir(o train.Options) (string, error) {
 	if err := os.MkdirAll(runs, 0o755); err != nil {
 		return "", err
 	}
-	return os.MkdirTemp(runs, fmt.Sprintf("%s-%s-", o.Model["model"], o.Data))
+	return os.MkdirTemp(runs, fmt.Sprintf("%s-%s-", o.Model.Model, o.Data))
 }
 
 // Config is `model=... n=...` words as a validated model config.

@@ -15,7 +15,7 @@ func Summary(cfg models.Config) (Table, error) {
 		return Table{}, err
 	}
 	r := cfg.Resolved()
-	family, _ := models.FamilyByName(r.Model)
+	family := r.Family()
 	t := Table{
 		Caption: fmt.Sprintf("%s — %s", r.Model, family.Summary),
 		Header:  []string{"item", "value"},
@@ -36,13 +36,13 @@ func Summary(cfg models.Config) (Table, error) {
 	t.AddRow("pairs / dense pairs (layer 0)", fmt.Sprintf("%d / %d = %.1f %%", c.Pairs, c.DensePairs, 100*c.Ratio))
 	t.AddRow("causal pairs / full causal (layer 0)", fmt.Sprintf("%d / %d = %.1f %%", c.CausalPairs, c.CausalDensePairs, 100*c.CausalRatio))
 	t.AddRow("attention FLOPs, all layers", fmt.Sprintf("%.3g (dense: %.3g)", float64(c.ModelFLOPs), float64(c.DenseModelFLOPs)))
-	t.Notes = "loss on " + lossPositions(family)
+	t.Notes = "loss on " + lossPositions(r)
 	return t, nil
 }
 
-func lossPositions(f models.Family) string {
-	if f.LatentLoss {
-		return "the latent positions only"
+func lossPositions(c models.Config) string {
+	if start := c.LossStart(); start > 0 {
+		return fmt.Sprintf("positions %d..%d (the latents)", start, c.SeqLen-1)
 	}
 	return "every position"
 }

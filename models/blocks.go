@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -13,7 +14,8 @@ import (
 // neighbouring blocks of keys, and mask inside those blocks to the exact index
 // set K(i). No n x n tensor is ever built, so the cost is
 // n * (before+1+after) * blockSize score entries per head: linear in n at fixed
-// block size.
+// block size. Masks are computed in the graph from the positions of each
+// query row and key slot (iota comparisons), never stored as constants.
 //
 // Tensors use the [batch, heads, seq, headDim] layout throughout.
 
@@ -37,9 +39,15 @@ func (s blockSpec) keysPerBlock() int { return (s.before + 1 + s.after) * s.size
 func (s blockSpec) numBlocks(n int) int { return ceilDiv(n+s.shift, s.size) }
 
 // scoredPairs counts the score entries the block form computes per head.
-func (s blockSpec) scoredPairs(n int) int {
-	return s.numBlocks(n) * s.size * s.keysPerBlock()
+func (s blockSpec) scoredPairs(n int) int64 {
+	return int64(s.numBlocks(n)) * int64(s.size) * int64(s.keysPerBlock())
 }
+
+// maskFunc is K(i) in the graph: given the int32 positions of the query rows
+// [1, 1, nb, size, 1] and of the key slots [1, 1, nb, 1, keys] of a block
+// form, the boolean mask (broadcastable to the scores; it may add a head or
+// channel axis 1). Positions outside the sequence are masked by the caller.
+type maskFunc func(query, key *graph.Node) *graph.Node
 
 // blocked is one block form's scores with their mask, and the value blocks the
 // attention weights multiply.
@@ -52,22 +60,39 @@ type blocked struct {
 }
 
 // blockScores scores each query block against its neighbour key blocks.
-// q, k, v: [B, H, n, headDim]. The index set decides the mask; when
-// perHead is false it is evaluated for head 0 only and broadcast.
-func blockScores(q, k, v *graph.Node, spec blockSpec, allows IndexSet, perHead bool) *blocked {
+// q, k, v: [B, H, n, headDim].
+func blockScores(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked {
 	n := q.Shape().Dim(2)
 	headDim := q.Shape().Dim(3)
-	qBlocks := toBlocks(q, spec)
+	qBlocks := toBlocks(graph.MulScalar(q, 1/math.Sqrt(float64(headDim))), spec)
 	kBlocks := neighbourBlocks(toBlocks(k, spec), spec)
 	vBlocks := neighbourBlocks(toBlocks(v, spec), spec)
 	scores := graph.Einsum("bhnqd,bhnkd->bhnqk", qBlocks, kBlocks)
-	scores = graph.MulScalar(scores, 1/math.Sqrt(float64(headDim)))
-	heads := 1
-	if perHead {
-		heads = q.Shape().Dim(1)
-	}
-	mask := graph.Const(q.Graph(), blockMask(spec, n, heads, allows))
+	query, key := spec.positions(q.Graph(), n)
+	inside := graph.LogicalAnd(within(query, n), within(key, n))
+	mask := graph.LogicalAnd(inside, allows(query, key))
 	return &blocked{spec: spec, n: n, scores: scores, mask: mask, values: vBlocks}
+}
+
+// positions are the sequence positions of a block form's query rows
+// [1, 1, nb, size, 1] and key slots [1, 1, nb, 1, keysPerBlock] (padding
+// slots get positions outside [0, n)).
+func (s blockSpec) positions(g *graph.Graph, n int) (query, key *graph.Node) {
+	nb := s.numBlocks(n)
+	block := graph.Iota(g, shapes.Make(dtypes.Int32, 1, 1, nb, 1, 1), 2)
+	row := graph.Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, s.size, 1), 3)
+	slot := graph.Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, 1, s.keysPerBlock()), 4)
+	start := graph.MulScalar(block, s.size)
+	query = graph.AddScalar(graph.Add(start, row), -s.shift)
+	key = graph.AddScalar(graph.Add(start, slot), -s.shift-s.before*s.size)
+	return query, key
+}
+
+// within is 0 <= position < n.
+func within(position *graph.Node, n int) *graph.Node {
+	g := position.Graph()
+	return graph.LogicalAnd(graph.GreaterOrEqual(position, graph.Scalar(g, dtypes.Int32, 0)),
+		graph.LessThan(position, graph.Scalar(g, dtypes.Int32, n)))
 }
 
 // toBlocks pads the sequence axis (shift in front, zeros at the end) and cuts
@@ -117,29 +142,6 @@ func padSeq(x *graph.Node, axis, front, back int) *graph.Node {
 	return graph.Concatenate(parts, axis)
 }
 
-// blockMask evaluates the index set on every (query, key) slot of the block
-// form: [1, heads, numBlocks, size, keysPerBlock]. Slots outside the sequence
-// (padding) are false.
-func blockMask(spec blockSpec, n, heads int, allows IndexSet) *tensors.Tensor {
-	numBlocks := spec.numBlocks(n)
-	keys := spec.keysPerBlock()
-	flat := make([]bool, heads*numBlocks*spec.size*keys)
-	idx := 0
-	for head := range heads {
-		for block := range numBlocks {
-			for row := range spec.size {
-				query := block*spec.size + row - spec.shift
-				for slot := range keys {
-					key := (block-spec.before)*spec.size + slot - spec.shift
-					flat[idx] = query >= 0 && query < n && key >= 0 && key < n && allows(head, query, key)
-					idx++
-				}
-			}
-		}
-	}
-	return tensors.FromFlatDataAndDimensions(flat, 1, heads, numBlocks, spec.size, keys)
-}
-
 // weigh multiplies attention weights (shaped like the scores) with the value
 // blocks and returns [B, H, n, headDim] in sequence order.
 func (b *blocked) weigh(weights *graph.Node) *graph.Node {
@@ -155,8 +157,8 @@ func fromBlocks(x *graph.Node, spec blockSpec, n int) *graph.Node {
 }
 
 // attend is plain softmax attention over the block form.
-func (b *blocked) attend() *graph.Node {
-	return b.weigh(softmaxWithin(b.scores, b.mask))
+func (b *blocked) attend(drop Dropout) *graph.Node {
+	return b.weigh(drop.apply(softmaxWithin(b.scores, b.mask)))
 }
 
 // softmaxWithin is the training-path softmax over the keys a mask allows: the
@@ -170,46 +172,42 @@ func softmaxWithin(scores, mask *graph.Node) *graph.Node {
 	return graph.Softmax(graph.Add(scores, bias), -1)
 }
 
-// maskedSoftmax is a softmax over the last axis restricted to mask; rows with no
-// allowed key (padding) get all-zero weights instead of NaN.
-func maskedSoftmax(scores, mask *graph.Node) *graph.Node {
-	mask = graph.BroadcastToDims(mask, scores.Shape().Dimensions...)
-	return graph.MaskedSoftmax(scores, mask, -1)
-}
-
-// denseAttention is the reference every block form is tested against: the full
-// n x n score matrix with the index set as mask, plus an optional additive
-// bias [B, H, n, n] (π-Attention's log-priors). Used in tests and probes only,
-// never in training.
-func denseAttention(q, k, v *graph.Node, allows IndexSet, bias *graph.Node) *graph.Node {
-	n := q.Shape().Dim(2)
-	heads := q.Shape().Dim(1)
+// denseWeights is the reference every block form is tested against: the full
+// score matrix with the index set as mask, plus an optional additive bias
+// [B, H, queries, keys] (π-Attention's log-priors); weights are zero outside
+// K(i). Query row r sits at position keys-queries+r. Tests and probes only,
+// never training: it holds n x n tensors.
+func denseWeights(q, k *graph.Node, allows IndexSet, bias *graph.Node) *graph.Node {
+	heads, queries, keys := q.Shape().Dim(1), q.Shape().Dim(2), k.Shape().Dim(2)
 	scores := graph.Einsum("bhqd,bhkd->bhqk", q, k)
 	scores = graph.MulScalar(scores, 1/math.Sqrt(float64(q.Shape().Dim(3))))
 	if bias != nil {
 		scores = graph.Add(scores, bias)
 	}
-	mask := graph.Const(q.Graph(), DenseMask(allows, heads, n))
-	weights := maskedSoftmax(scores, graph.InsertAxes(mask, 0))
-	return graph.Einsum("bhqk,bhkd->bhqd", weights, v)
+	mask := graph.Const(q.Graph(), DenseMask(allows, heads, queries, keys))
+	mask = graph.BroadcastToDims(graph.InsertAxes(mask, 0), scores.Shape().Dimensions...)
+	return graph.MaskedSoftmax(scores, mask, -1) // rows with no key (none in a valid K) get zeros, not NaN
 }
 
-// DenseMask materialises K(i) as a [heads, n, n] boolean tensor (row = query).
-func DenseMask(allows IndexSet, heads, n int) *tensors.Tensor {
-	return maskTensor(heads, n, n, allows)
-}
-
-// maskTensor evaluates an index set on a [heads, rows, cols] grid.
-func maskTensor(heads, rows, cols int, allows IndexSet) *tensors.Tensor {
-	flat := make([]bool, heads*rows*cols)
+// DenseMask materialises K(i) as a [heads, queries, keys] boolean tensor; query
+// row r is position keys-queries+r. Pictures, tests and references only.
+func DenseMask(allows IndexSet, heads, queries, keys int) *tensors.Tensor {
+	offset := keys - queries
+	flat := make([]bool, heads*queries*keys)
 	for head := range heads {
-		for i := range rows {
-			for j := range cols {
-				flat[(head*rows+i)*cols+j] = allows(head, i, j)
+		for i := range queries {
+			for j := range keys {
+				flat[(head*queries+i)*keys+j] = allows(head, offset+i, j)
 			}
 		}
 	}
-	return tensors.FromFlatDataAndDimensions(flat, heads, rows, cols)
+	return tensors.FromFlatDataAndDimensions(flat, heads, queries, keys)
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// int32Scalar is a constant int32 for mask arithmetic.
+func int32Scalar(g *graph.Graph, v int) *graph.Node { return graph.Scalar(g, dtypes.Int32, v) }
+
+// shapeInt32 is an int32 shape, for positions.
+func shapeInt32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Int32, dims...) }

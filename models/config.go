@@ -1,227 +1,202 @@
 package models
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/ecpi-dev/ecpi/option"
 )
 
-// Config describes one model: the family (the attention variant and the
-// architecture around it), its size and the variant's own options. The zero
-// value of a derived option (group, skips, skip_period, latents, compress)
-// means "derive it from the others", as Resolve documents.
+// Config describes one model: the family, the sizes every family shares, and
+// the family's own options (held inside, typed as the family's Spec declares;
+// set them by name with ParseConfig or With).
 type Config struct {
 	Model   string  // family: see Families
 	Vocab   int     // tokens; set from the tokenizer by train
-	SeqLen  int     // n
+	SeqLen  int     // n; 0: the data's own length (DefaultSeqLen for text and for models without data)
 	Dim     int     // d
 	Heads   int     // H
 	Layers  int     // L
 	FFMult  int     // feed-forward width = FFMult·d
-	Dropout float64 // after attention, FF and embeddings while training
+	Dropout float64 // on attention weights and on the feed-forward hidden layer, while training
 	Theta   float64 // RoPE base
+	Causal  bool    // false lets a bidirectional family attend both ways (classification)
 
-	Window        int    // k (local, pi)
-	Segment       int    // h, ECP's half-segment
-	Group         int    // G (s2); 0: n/4
-	SkipPeriod    int    // π (pi); 0: 2k
-	Skips         int    // M (pi); 0: min(k, enough to reach position 0)
-	HeadPhase     bool   // pi: per-head phase of the skip lattice
-	Fusion        string // pi: prior | mix
-	Gate          bool   // pi: learned α; false fixes α = 1/2
-	Latents       int    // l (perceiver family); 0: n/2
-	Compress      int    // c (compressed); 0: n/4
-	Splits        int    // s (ssplit)
-	CausalContext bool   // double, compressed, ssplit: context queries causal too
-	Causal        bool   // classifier: false lets full, local and pi attend both ways
+	own any // the family's own options: a value of its Spec's O
 }
 
-// Family is one model family as listed by `ecpi models`.
-type Family struct {
-	Name    string
-	Summary string
-	Paper   string
-	// Options are the names of the variant-specific options the family reads,
-	// besides the common ones.
-	Options []string
-	// LatentLoss is true when the loss is on the latent positions only.
-	LatentLoss bool
-}
+// DefaultSeqLen is n when neither the user nor the data sets it.
+const DefaultSeqLen = 512
 
-var families = []Family{
-	{Name: "full", Summary: "dense causal attention (Transformer baseline)", Paper: "both"},
-	{Name: "local", Summary: "sliding-window attention, the π paper's \"RingAttention\"", Paper: "π-Attention", Options: []string{"window"}},
-	{Name: "s2", Summary: "LongLoRA shifted sparse attention (groups of G, half the heads shifted by G/2)", Paper: "LongLoRA", Options: []string{"group"}},
-	{Name: "ecp", Summary: "Efficient Context Propagating Perceiver: paired half-segments, history refined every layer", Paper: "ECP", Options: []string{"segment"}},
-	{Name: "pi", Summary: "π-Attention: ring-local window + π-stride skips + learned fusion gate", Paper: "π-Attention", Options: []string{"window", "skip_period", "skips", "head_phase", "fusion", "gate"}},
-	{Name: "perceiverar", Summary: "PerceiverAR: latents cross-attend to the history once, then self-attend", Paper: "ECP (baseline)", Options: []string{"latents"}, LatentLoss: true},
-	{Name: "double", Summary: "Double Attention PerceiverAR: all tokens every layer, context bidirectional", Paper: "ECP (intermediate)", Options: []string{"latents", "causal_context"}, LatentLoss: true},
-	{Name: "compressed", Summary: "Compressed Double Attention: context compressed C -> c after layer 0", Paper: "ECP (intermediate)", Options: []string{"latents", "compress", "causal_context"}, LatentLoss: true},
-	{Name: "ssplit", Summary: "s-Split Double Attention: context cut into s blocks", Paper: "ECP (intermediate)", Options: []string{"latents", "splits", "causal_context"}, LatentLoss: true},
-}
-
-// Families lists the model families.
-func Families() []Family { return slices.Clone(families) }
-
-// FamilyByName finds a family.
-func FamilyByName(name string) (Family, bool) {
-	for _, f := range families {
-		if f.Name == name {
-			return f, true
+// DefaultFamily is the family commands use when none is named.
+func DefaultFamily() string {
+	for _, f := range registry {
+		if f.isDefault {
+			return f.Name
 		}
 	}
-	return Family{}, false
+	return registry[0].Name
 }
 
-// FamilyNames lists the family names in order.
-func FamilyNames() []string {
-	names := make([]string, len(families))
-	for i, f := range families {
-		names[i] = f.Name
+// DefaultConfig is a model of the family that trains on a laptop CPU in minutes.
+func DefaultConfig(family string) Config {
+	c := Config{Model: family, Vocab: 256, Dim: 128, Heads: 4, Layers: 4, FFMult: 4, Dropout: 0.05, Theta: 10000, Causal: true}
+	if f, ok := FamilyByName(family); ok {
+		c.own = f.own.defaults
 	}
-	return names
+	return c
 }
 
-// DefaultConfig is a model that trains on a laptop CPU in minutes.
-func DefaultConfig(model string) Config {
-	return Config{
-		Model: model, Vocab: 256, SeqLen: 512, Dim: 128, Heads: 4, Layers: 4, FFMult: 4,
-		Dropout: 0.05, Theta: 10000,
-		Window: 64, Segment: 64, Splits: 4, Fusion: FusionPrior, Gate: true, Causal: true,
-	}
+// OptionInfo documents one model option for `ecpi models`, help and completion.
+type OptionInfo = option.Info
+
+// commonOptions are the options every family reads (causal: only the
+// bidirectional ones). model's values are checked by ParseConfig, which knows
+// the registry; the table is built before any family registers.
+var commonOptions = option.Table[Config]{
+	option.Text("model", "model family (`ecpi models` lists them)", func(c *Config) *string { return &c.Model }, option.NotEmpty()),
+	option.Int("vocab", "vocabulary size (set from the tokenizer when training)", func(c *Config) *int { return &c.Vocab }, option.AtLeast(1)),
+	option.Int("n", fmt.Sprintf("sequence length n (0: the data's own length; %d for text)", DefaultSeqLen), func(c *Config) *int { return &c.SeqLen }, option.AtLeast(0)),
+	option.Int("dim", "model width d", func(c *Config) *int { return &c.Dim }, option.AtLeast(1)),
+	option.Int("heads", "attention heads H (d must divide by H)", func(c *Config) *int { return &c.Heads }, option.AtLeast(1)),
+	option.Int("layers", "layers L", func(c *Config) *int { return &c.Layers }, option.AtLeast(1)),
+	option.Int("ff_mult", "feed-forward width as a multiple of d", func(c *Config) *int { return &c.FFMult }, option.AtLeast(1)),
+	option.Float("dropout", "dropout rate on attention weights and the feed-forward hidden layer, while training", func(c *Config) *float64 { return &c.Dropout }, option.Fraction()),
+	option.Float("theta", "RoPE base frequency", func(c *Config) *float64 { return &c.Theta }, option.Positive[float64]()),
+	option.Bool("causal", "false lets the model attend both ways (classification only)", func(c *Config) *bool { return &c.Causal }),
 }
 
-// OptionInfo documents one config option for `ecpi models` and REPL completion.
-type OptionInfo struct {
-	Name    string
-	Default string
-	Help    string
-	Values  []string // closed set of values, if any
-	set     func(c *Config, value string) error
-	get     func(c Config) string
-}
-
-var commonOptions = []string{"model", "vocab", "n", "dim", "heads", "layers", "ff_mult", "dropout", "theta"}
-
-var options = []OptionInfo{
-	stringOption("model", "model family", FamilyNames(), func(c *Config) *string { return &c.Model }),
-	intOption("vocab", "vocabulary size (set from the tokenizer when training)", func(c *Config) *int { return &c.Vocab }),
-	intOption("n", "sequence length n", func(c *Config) *int { return &c.SeqLen }),
-	intOption("dim", "model width d", func(c *Config) *int { return &c.Dim }),
-	intOption("heads", "attention heads H (d must divide by H)", func(c *Config) *int { return &c.Heads }),
-	intOption("layers", "layers L", func(c *Config) *int { return &c.Layers }),
-	intOption("ff_mult", "feed-forward width as a multiple of d", func(c *Config) *int { return &c.FFMult }),
-	floatOption("dropout", "dropout rate while training", func(c *Config) *float64 { return &c.Dropout }),
-	floatOption("theta", "RoPE base frequency", func(c *Config) *float64 { return &c.Theta }),
-	intOption("window", "local window k: i-k <= j <= i", func(c *Config) *int { return &c.Window }),
-	intOption("segment", "ECP half-segment h (must divide n)", func(c *Config) *int { return &c.Segment }),
-	intOption("group", "S2 group size G (must divide n; 0 = n/4)", func(c *Config) *int { return &c.Group }),
-	intOption("skip_period", "π-stride of the skips (0 = 2k)", func(c *Config) *int { return &c.SkipPeriod }),
-	intOption("skips", "skips M per query (0 = enough to reach position 0, at most k)", func(c *Config) *int { return &c.Skips }),
-	boolOption("head_phase", "offset each head's skips by φ_h = h·π/H", func(c *Config) *bool { return &c.HeadPhase }),
-	stringOption("fusion", "how α fuses local and skip attention", []string{FusionPrior, FusionMix}, func(c *Config) *string { return &c.Fusion }),
-	boolOption("gate", "learn the per-token, per-head gate α (false: α = 1/2)", func(c *Config) *bool { return &c.Gate }),
-	intOption("latents", "latent positions l at the end of the sequence (0 = n/2)", func(c *Config) *int { return &c.Latents }),
-	intOption("compress", "compressed context length c (0 = n/4)", func(c *Config) *int { return &c.Compress }),
-	intOption("splits", "context blocks s (must divide the context length n-l)", func(c *Config) *int { return &c.Splits }),
-	boolOption("causal_context", "context queries attend causally (the authors' code: bidirectional)", func(c *Config) *bool { return &c.CausalContext }),
-	boolOption("causal", "classifier only: false lets full, local and pi attend both ways", func(c *Config) *bool { return &c.Causal }),
-}
-
-func option(name string) (OptionInfo, bool) {
-	for _, o := range options {
-		if o.Name == name {
-			return o, true
-		}
-	}
-	return OptionInfo{}, false
-}
-
-// Option documents a model option by name (its Default is the ECP family's,
-// or the first family's that reads it).
-func Option(name string) (OptionInfo, bool) {
-	for _, family := range append([]string{"ecp"}, FamilyNames()...) {
-		for _, o := range OptionsFor(family) {
-			if o.Name == name {
-				return o, true
+// AllOptions documents every option some family reads, once each (defaults of
+// the first family in Families' order that reads it).
+func AllOptions() []OptionInfo {
+	var out []OptionInfo
+	seen := map[string]bool{}
+	for _, f := range Families() {
+		for _, o := range f.Options() {
+			if !seen[o.Name] {
+				seen[o.Name] = true
+				out = append(out, o)
 			}
 		}
-	}
-	return OptionInfo{}, false
-}
-
-// Reads reports whether the family reads the option (ParseConfig rejects the
-// options a family does not read).
-func Reads(family, name string) bool {
-	return slices.ContainsFunc(OptionsFor(family), func(o OptionInfo) bool { return o.Name == name })
-}
-
-// OptionsFor lists the options a family reads, with that family's defaults.
-func OptionsFor(family string) []OptionInfo {
-	f, _ := FamilyByName(family)
-	defaults := DefaultConfig(family)
-	var out []OptionInfo
-	for _, name := range append(slices.Clone(commonOptions), f.Options...) {
-		o, _ := option(name)
-		o.Default = o.get(defaults)
-		out = append(out, o)
-	}
-	if !f.LatentLoss && family != "s2" && family != "ecp" {
-		o, _ := option("causal")
-		o.Default = o.get(defaults)
-		out = append(out, o)
 	}
 	return out
 }
 
 // AllOptionNames lists every option any family reads.
 func AllOptionNames() []string {
-	names := make([]string, len(options))
-	for i, o := range options {
-		names[i] = o.Name
+	var names []string
+	for _, o := range AllOptions() {
+		names = append(names, o.Name)
 	}
 	return names
 }
 
+// Option documents a model option by name or alias.
+func Option(name string) (OptionInfo, bool) {
+	for _, o := range AllOptions() {
+		if o.Matches(name) {
+			return o, true
+		}
+	}
+	return OptionInfo{}, false
+}
+
 // IsOption reports whether name is a model option of some family.
 func IsOption(name string) bool {
-	_, ok := option(name)
+	_, ok := Option(name)
 	return ok
 }
 
-// ParseConfig builds a config from key=value options: the family's defaults,
-// overridden by values. Options that belong to no family, or to another family
-// than the chosen one, are errors; so is any config Validate rejects.
+// ParseConfig builds a config from key=value options (see Parse) and
+// validates it: options that belong to no family or to another family, values
+// that break an option's rule and configs Validate rejects are errors naming
+// the option and the rule.
 func ParseConfig(values map[string]string) (Config, error) {
+	c, err := Parse(values)
+	if err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
+// Parse builds a config from key=value options: the family's defaults
+// (model= names it; the default family otherwise), overridden by values, each
+// checked against its option's own rule. The rules that tie options together
+// (a half-segment dividing n, ...) are Validate's: train parses first and
+// validates once the data has set n and the vocabulary.
+func Parse(values map[string]string) (Config, error) {
 	family := values["model"]
 	if family == "" {
-		family = "ecp"
+		family = DefaultFamily()
 	}
 	f, ok := FamilyByName(family)
 	if !ok {
 		return Config{}, fmt.Errorf("unknown model %q; choose one of: %s", family, strings.Join(FamilyNames(), ", "))
 	}
-	cfg := DefaultConfig(family)
-	names := make([]string, 0, len(values))
-	for name := range values {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		o, known := option(name)
-		if !known {
+	c := DefaultConfig(family)
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		switch {
+		case name == "model":
+			continue
+		case !IsOption(name):
 			return Config{}, fmt.Errorf("unknown model option %q", name)
+		case !f.Reads(name):
+			return Config{}, fmt.Errorf("option %s does not apply to model %s (its options: %s)", name, family, strings.Join(optionNames(f.Options()), ", "))
 		}
-		if !Reads(f.Name, name) {
-			return Config{}, fmt.Errorf("option %s does not apply to model %s (its options: %s)", name, family, strings.Join(optionNames(OptionsFor(family)), ", "))
-		}
-		if err := o.set(&cfg, values[name]); err != nil {
+		var err error
+		if c, err = c.With(name, values[name]); err != nil {
 			return Config{}, err
 		}
 	}
-	return cfg, cfg.Validate()
+	return c, nil
+}
+
+// With returns the config with one option set by name; the value is checked
+// against the option's rules (the whole config is checked by Validate).
+func (c Config) With(name, value string) (Config, error) {
+	f, ok := FamilyByName(c.Model)
+	if !ok {
+		return c, fmt.Errorf("unknown model %q; choose one of: %s", c.Model, strings.Join(FamilyNames(), ", "))
+	}
+	if name == "model" {
+		return c, fmt.Errorf("option model cannot change a config's family; start from DefaultConfig(%q)", value)
+	}
+	if field, common := commonOptions.Lookup(name); common && (name != "causal" || f.Bidirectional) {
+		return c, field.Set(&c, value)
+	}
+	if !f.Reads(name) {
+		return c, fmt.Errorf("option %s does not apply to model %s", name, c.Model)
+	}
+	own, err := f.own.set(c.own, name, value)
+	if err != nil {
+		return c, err
+	}
+	c.own = own
+	return c, nil
+}
+
+// MustWith is With for values known to be valid (tests, benchmarks); it panics otherwise.
+func (c Config) MustWith(name, value string) Config {
+	c, err := c.With(name, value)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Get reads one option by name or alias ("" when the family does not read it).
+func (c Config) Get(name string) string {
+	f, ok := FamilyByName(c.Model)
+	if !ok || !f.Reads(name) {
+		return ""
+	}
+	if field, common := commonOptions.Lookup(name); common {
+		return field.Get(c)
+	}
+	return f.own.get(c.own, name)
 }
 
 func optionNames(opts []OptionInfo) []string {
@@ -232,76 +207,117 @@ func optionNames(opts []OptionInfo) []string {
 	return names
 }
 
-// Options renders the config as the key=value options that rebuild it
-// (the family's options only), e.g. for checkpoints and `status`.
+// Resolved fills in the options left at 0 ("derive from the others").
+func (c Config) Resolved() Config {
+	if c.SeqLen == 0 {
+		c.SeqLen = DefaultSeqLen
+	}
+	if f, ok := FamilyByName(c.Model); ok {
+		c = f.resolve(c)
+	}
+	return c
+}
+
+// Validate checks every rule a config must follow before a graph is built, and
+// names the option and the rule when one is broken.
+func (c Config) Validate() error {
+	f, ok := FamilyByName(c.Model)
+	if !ok {
+		return fmt.Errorf("unknown model %q; choose one of: %s", c.Model, strings.Join(FamilyNames(), ", "))
+	}
+	r := c.Resolved()
+	// Every option's own rule, also for configs built in Go rather than parsed.
+	for _, o := range f.Options() {
+		if err := o.Check(r.Get(o.Name)); err != nil {
+			return err
+		}
+	}
+	if !r.Causal && !f.Bidirectional {
+		return fmt.Errorf("option causal=false: model %s is causal by construction", r.Model)
+	}
+	if r.Dim%r.Heads != 0 {
+		return fmt.Errorf("model width dim=%d must be divisible by heads=%d", r.Dim, r.Heads)
+	}
+	if (r.Dim/r.Heads)%2 != 0 {
+		return fmt.Errorf("head width dim/heads=%d must be even for rotary position encoding", r.Dim/r.Heads)
+	}
+	return f.validate(r)
+}
+
+// Family is the config's registered family.
+func (c Config) Family() Family { return *mustFamily(c.Model) }
+
+// Options renders the config as the key=value options that rebuild it (the
+// family's options only), e.g. for checkpoints and `status`.
 func (c Config) Options() map[string]string {
 	out := map[string]string{}
-	for _, o := range OptionsFor(c.Model) {
-		out[o.Name] = o.get(c)
+	for _, o := range c.Family().Options() {
+		out[o.Name] = c.Get(o.Name)
 	}
 	return out
 }
 
-// String is the config as a key=value line.
+// String is the config as a key=value line, in the family's option order.
 func (c Config) String() string {
 	var parts []string
-	for _, o := range OptionsFor(c.Model) {
-		parts = append(parts, o.Name+"="+o.get(c))
+	for _, o := range c.Family().Options() {
+		parts = append(parts, o.Name+"="+c.Get(o.Name))
 	}
 	return strings.Join(parts, " ")
 }
 
-func intOption(name, help string, field func(*Config) *int) OptionInfo {
-	return OptionInfo{Name: name, Help: help,
-		set: func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("option %s=%q must be an integer", name, v)
-			}
-			*field(c) = n
-			return nil
-		},
-		get: func(c Config) string { return strconv.Itoa(*field(&c)) },
+// MarshalJSON writes the options that rebuild the config.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.Options()) }
+
+// UnmarshalJSON reads what MarshalJSON wrote, checking every value (Validate
+// checks the whole).
+func (c *Config) UnmarshalJSON(b []byte) error {
+	var values map[string]string
+	if err := json.Unmarshal(b, &values); err != nil {
+		return err
 	}
+	parsed, err := Parse(values)
+	if err != nil {
+		return err
+	}
+	*c = parsed
+	return nil
 }
 
-func floatOption(name, help string, field func(*Config) *float64) OptionInfo {
-	return OptionInfo{Name: name, Help: help,
-		set: func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return fmt.Errorf("option %s=%q must be a number", name, v)
-			}
-			*field(c) = f
-			return nil
-		},
-		get: func(c Config) string { return strconv.FormatFloat(*field(&c), 'g', -1, 64) },
-	}
+// LayerPatterns lists the attention of every layer.
+func (c Config) LayerPatterns() []Layer {
+	r := c.Resolved()
+	return r.Family().layers(r)
 }
 
-func boolOption(name, help string, field func(*Config) *bool) OptionInfo {
-	return OptionInfo{Name: name, Help: help, Values: []string{"true", "false"},
-		set: func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("option %s=%q must be true or false", name, v)
-			}
-			*field(c) = b
-			return nil
-		},
-		get: func(c Config) string { return strconv.FormatBool(*field(&c)) },
-	}
+// Pattern is the attention of the family's first layer (the one that reads
+// the whole sequence).
+func (c Config) Pattern() Pattern { return c.LayerPatterns()[0].Pattern }
+
+// LossStart is the first position that carries the loss: 0 for families
+// trained on every position (ECP among them), n - l for the PerceiverAR
+// family, trained on its latents only.
+func (c Config) LossStart() int {
+	r := c.Resolved()
+	return r.Family().lossFrom(r)
 }
 
-func stringOption(name, help string, values []string, field func(*Config) *string) OptionInfo {
-	return OptionInfo{Name: name, Help: help, Values: values,
-		set: func(c *Config, v string) error {
-			if !slices.Contains(values, v) {
-				return fmt.Errorf("option %s=%q must be one of: %s", name, v, strings.Join(values, ", "))
-			}
-			*field(c) = v
-			return nil
-		},
-		get: func(c Config) string { return *field(&c) },
+// ReceptiveFieldBound is the analytical reach back from position i after
+// `layers` layers; ok is false when the family has no bound below i.
+func (c Config) ReceptiveFieldBound(i, layers int) (bound int, ok bool) {
+	r := c.Resolved()
+	f := r.Family()
+	if f.receptiveField == nil {
+		return 0, false
 	}
+	return f.receptiveField(r, i, layers), true
+}
+
+// WithWindow sets the options that give the family's pattern a window (block,
+// half-segment) of w positions; families without one are returned unchanged.
+func (c Config) WithWindow(w int) Config {
+	if f := c.Family(); f.benchWindow != nil {
+		return f.benchWindow(c, w)
+	}
+	return c
 }

@@ -39,7 +39,7 @@ func CostOf(cfg Config) Cost {
 		Model: r.Model, N: r.SeqLen, Heads: r.Heads, HeadDim: headDim, Layers: r.Layers,
 		Pairs:            layers[0].Pattern.ScoredPairs(r.SeqLen),
 		DensePairs:       n * n,
-		CausalPairs:      AllowedPairs(layers[0].Pattern, r.Heads, r.SeqLen),
+		CausalPairs:      layers[0].Pattern.AllowedPairs(r.Heads, r.SeqLen),
 		CausalDensePairs: n * (n + 1) / 2,
 	}
 	c.Ratio = float64(c.Pairs) / float64(c.DensePairs)

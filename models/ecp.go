@@ -1,6 +1,11 @@
 package models
 
-import "github.com/gomlx/gomlx/core/graph"
+import (
+	"fmt"
+
+	"github.com/ecpi-dev/ecpi/option"
+	"github.com/gomlx/gomlx/core/graph"
+)
 
 // ECP is the attention of the Efficient Context Propagating Perceiver
 // (arXiv 2412.06106): the sequence is cut into half-segments of h tokens and
@@ -15,7 +20,13 @@ import "github.com/gomlx/gomlx/core/graph"
 // Block form: one h x 2h score block per half-segment (its previous
 // half-segment's keys, then its own); half-segment 0's previous half is padding.
 // Cost: 2·h·n scores per head, i.e. 2h/n = 2/S of full attention (12.5 % at
-// n = 4096, h = 256). Counting only the pairs inside K(i) gives 3hn/2 - h² + n/2.
+// n = 4096, h = 256). Counting only the pairs inside K(i) gives 3hn/2 - h² + n/2
+// when h divides n.
+//
+// The family follows the authors' ECPAttentionTransformer: one projection
+// serves as keys and values (no bias, no norm), RoPE on queries and keys/values
+// in layer 0 only, two output projections (one for half-segment 0, which has
+// no previous half, one for the rest), loss on every position.
 type ECP struct {
 	HalfSegment int // h
 }
@@ -30,8 +41,77 @@ func (e ECP) Allows(_, query, key int) bool {
 
 func (e ECP) spec() blockSpec { return blockSpec{size: e.HalfSegment, before: 1} }
 
-func (e ECP) ScoredPairs(n int) int64 { return int64(e.spec().scoredPairs(n)) }
+func (e ECP) ScoredPairs(n int) int64 { return e.spec().scoredPairs(n) }
 
-func (e ECP) Attend(q, k, v *graph.Node) *graph.Node {
-	return blockScores(q, k, v, e.spec(), e.Allows, false).attend()
+// AllowedPairs: each half-segment sees itself causally and, after the first,
+// the whole previous half-segment.
+func (e ECP) AllowedPairs(_, n int) int64 {
+	h, full, rest := int64(e.HalfSegment), int64(n/e.HalfSegment), int64(n%e.HalfSegment)
+	total := full*causalPairs(e.HalfSegment) + causalPairs(int(rest))
+	if full > 0 {
+		total += (full-1)*h*h + rest*h
+	}
+	return total
+}
+
+func (e ECP) mask(query, key *graph.Node) *graph.Node {
+	h := int32Scalar(query.Graph(), e.HalfSegment)
+	queryHalf, keyHalf := graph.Div(query, h), graph.Div(key, h)
+	return graph.LogicalAnd(graph.LessOrEqual(key, query), graph.GreaterOrEqual(keyHalf, graph.AddScalar(queryHalf, -1)))
+}
+
+func (e ECP) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
+	return blockScores(q, k, v, e.spec(), e.mask).attend(drop)
+}
+
+// ecpOptions are the ECP family's own options.
+type ecpOptions struct {
+	HalfSegment int
+}
+
+func init() {
+	Register(Spec[ecpOptions]{
+		Name: "ecp", Order: 4, Benchmark: true, Headline: true, Default: true,
+		Paper:    "ECP (arXiv 2412.06106)",
+		Summary:  "Efficient Context Propagating Perceiver: paired half-segments, history refined every layer",
+		Defaults: ecpOptions{HalfSegment: 64},
+		Options: option.Table[ecpOptions]{
+			option.Int("half_segment", "half-segment h: a query sees its own half-segment causally and the previous one whole (must divide n; the authors' code calls it a segment)",
+				func(o *ecpOptions) *int { return &o.HalfSegment }, option.AtLeast(1)).Alias("segment"),
+		},
+		Validate: func(c Config, o ecpOptions) error {
+			if c.SeqLen%o.HalfSegment != 0 {
+				return fmt.Errorf("half-segment half_segment=%d must divide sequence length n=%d", o.HalfSegment, c.SeqLen)
+			}
+			return nil
+		},
+		Layers: func(c Config, o ecpOptions) []Layer {
+			layers := make([]Layer, c.Layers)
+			for i := range layers {
+				layers[i] = Layer{Pattern: ECP{HalfSegment: o.HalfSegment}, SeqLen: c.SeqLen, RoPE: i == 0, Attention: ecpAttention}
+			}
+			return layers
+		},
+		BenchWindow: func(o *ecpOptions, w int) { o.HalfSegment = w },
+		ReceptiveField: func(c Config, o ecpOptions, i, layers int) int {
+			first := max(0, i/o.HalfSegment-layers) * o.HalfSegment
+			return i - first
+		},
+	})
+}
+
+// ecpAttention is the authors' ECPAttention: one projection serves as keys and
+// values, RoPE on both in layer 0, and two output projections.
+func ecpAttention(b *Block, x *graph.Node) *graph.Node {
+	halfSegment := b.Layer.Pattern.(ECP).HalfSegment
+	q := b.Rotate(b.Heads(b.Project("query", x)))
+	kv := b.Rotate(b.Heads(b.Project("key_value", x)))
+	b.Observe(q, kv, nil)
+	out := b.Attend(q, kv, kv)
+	first := b.Output("output_first", graph.SliceAxis(out, 2, graph.AxisRange(0, halfSegment)))
+	if out.Shape().Dim(2) == halfSegment {
+		return first
+	}
+	rest := b.Output("output_rest", graph.SliceAxis(out, 2, graph.AxisRangeToEnd(halfSegment)))
+	return graph.Concatenate([]*graph.Node{first, rest}, 1)
 }

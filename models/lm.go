@@ -2,32 +2,57 @@ package models
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/layers/norm"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
 )
 
+// LayerNormEpsilon is the ε of every layer norm: PyTorch's default, which the
+// ECP authors use (GoMLX's default of 1e-3 shifts logits by up to 0.5 with the
+// same weights, and sits above the variance of small embeddings).
+const LayerNormEpsilon = 1e-5
+
+// Layer is what one layer of a family computes.
+type Layer struct {
+	Pattern Pattern // the layer's attention over its input rows
+	SeqLen  int     // rows of the layer's input
+	// RoPE rotates queries and keys; the layer's input row r sits at absolute
+	// position FirstPosition + r.
+	RoPE          bool
+	FirstPosition int
+	// Attention builds the layer's attention (nil: StandardAttention).
+	Attention AttentionFunc
+	// Residual picks the rows of the residual stream the attention output is
+	// added to (nil: the last rows, as many as the attention returns).
+	Residual func(x *graph.Node, rows int) *graph.Node
+}
+
+// AttentionFunc builds one layer's attention: the layer-normalised input
+// [B, len, d] to the rows the layer writes [B, rows, d].
+type AttentionFunc func(b *Block, x *graph.Node) *graph.Node
+
 // Model is a family's network: token embedding, pre-LN blocks of attention and
-// feed-forward, final layer norm. LM adds next-token logits, Classifier a pooled
-// class head. Build it with New (which validates) and call its graph functions
-// inside a model.Exec.
+// feed-forward, final layer norm. Logits adds next-token logits, ClassLogits a
+// pooled class head. Build it with New (which validates) and call its graph
+// functions inside a model.Exec.
 type Model struct {
 	Config Config // resolved
 	// Probe, when set, sees intermediate values while the graph is built
 	// (probes and notebooks); training leaves it nil.
 	Probe  *Probe
-	layers []LayerPattern
+	layers []Layer
 }
 
 // Probe receives intermediate nodes of each layer as the graph is built.
 type Probe struct {
 	// Attention gets the layer's queries and keys [B, H, len, d/H] (after RoPE),
-	// its pattern, and π-Attention's gate α [B, H, len] (nil for other families).
+	// its pattern, and the gate α [B, H, len] of a Gated pattern (nil otherwise).
 	Attention func(layer int, pattern Pattern, q, k, alpha *graph.Node)
 }
 
@@ -40,21 +65,17 @@ func New(cfg Config) (*Model, error) {
 	return &Model{Config: r, layers: r.LayerPatterns()}, nil
 }
 
-// LossStart is the first position that carries the loss: 0 for families
-// trained on every position (ECP among them), C = n - l for PerceiverAR and the
-// three intermediate designs, which are trained on their latents only.
-func (m *Model) LossStart() int {
-	if f, _ := FamilyByName(m.Config.Model); f.LatentLoss {
-		return m.Config.SeqLen - m.Config.Latents
-	}
-	return 0
-}
+// Layers lists what each layer computes.
+func (m *Model) Layers() []Layer { return m.layers }
+
+// LossStart is the first position that carries the loss (see Config.LossStart).
+func (m *Model) LossStart() int { return m.Config.LossStart() }
 
 // Logits maps tokens [B, n] (int32) to next-token logits [B, n - LossStart, vocab]
 // for the positions that carry the loss.
 func (m *Model) Logits(scope *model.Scope, tokens *graph.Node) *graph.Node {
 	hidden := m.Trunk(scope, tokens)
-	return layers.Dense(scope.In("logits"), hidden, true, m.Config.Vocab)
+	return Linear(scope.In("logits"), hidden, m.Config.Vocab, true)
 }
 
 // Trunk runs embedding, every block and the final layer norm:
@@ -64,147 +85,147 @@ func (m *Model) Trunk(scope *model.Scope, tokens *graph.Node) *graph.Node {
 	if tokens.Shape().Dim(1) != c.SeqLen {
 		panic(fmt.Sprintf("model %s expects sequences of n=%d tokens, got %d", c.Model, c.SeqLen, tokens.Shape().Dim(1)))
 	}
-	x := layers.Embedding(scope.In("embed"), tokens, dtypes.Float32, c.Vocab, c.Dim)
-	x = layers.DropoutStatic(scope.In("embed_dropout"), x, c.Dropout)
+	x := embed(scope.In("embed"), tokens, c.Vocab, c.Dim)
 	for i := range m.layers {
-		layerScope := scope.In("layer_%02d", i)
-		if c.Model == "compressed" && i == 1 {
-			x = m.compress(scope.In("compress"), x)
-		}
-		x = m.block(layerScope, i, x)
+		x = m.block(scope.In("layer_%02d", i), i, x)
 	}
-	x = norm.LayerNorm(scope.In("final_norm"), x, -1).Done()
+	x = LayerNorm(scope.In("final_norm"), x)
 	if keep := c.SeqLen - m.LossStart(); x.Shape().Dim(1) > keep {
 		x = graph.SliceAxis(x, 1, graph.AxisRangeToEnd(x.Shape().Dim(1)-keep)) // latents only
 	}
 	return x
 }
 
-// block is one pre-LN layer: x + attention(LN(x)), then x + FF(LN(x)).
-// PerceiverAR's layer 0 keeps only the latent rows (its residual is the latent slice).
-func (m *Model) block(scope *model.Scope, layer int, x *graph.Node) *graph.Node {
-	c := m.Config
-	normed := norm.LayerNorm(scope.In("attention_norm"), x, -1).Done()
-	attended := m.attention(scope.In("attention"), layer, normed)
-	if attended.Shape().Dim(1) != x.Shape().Dim(1) {
-		x = graph.SliceAxis(x, 1, graph.AxisRangeToEnd(x.Shape().Dim(1)-attended.Shape().Dim(1)))
+// block is one pre-LN layer: x + attention(LN(x)), then x + FF(LN(x)), with
+// dropout on the attention weights and on the feed-forward hidden layer (where
+// the ECP authors put it).
+func (m *Model) block(scope *model.Scope, index int, x *graph.Node) *graph.Node {
+	layer := m.layers[index]
+	b := &Block{Model: m, Layer: layer, Index: index, Scope: scope.In("attention"), dropoutScope: scope.In("dropout")}
+	attention := layer.Attention
+	if attention == nil {
+		attention = StandardAttention
 	}
-	x = graph.Add(x, layers.DropoutStatic(scope.In("attention_dropout"), attended, c.Dropout))
-	normed = norm.LayerNorm(scope.In("ff_norm"), x, -1).Done()
-	hidden := activation.Gelu(layers.Dense(scope.In("ff_in"), normed, true, c.FFMult*c.Dim))
-	ff := layers.Dense(scope.In("ff_out"), hidden, true, c.Dim)
-	return graph.Add(x, layers.DropoutStatic(scope.In("ff_dropout"), ff, c.Dropout))
+	attended := attention(b, LayerNorm(scope.In("attention_norm"), x))
+	residual := layer.Residual
+	if residual == nil {
+		residual = lastRows
+	}
+	x = graph.Add(residual(x, attended.Shape().Dim(1)), attended)
+	hidden := activation.Gelu(Linear(scope.In("ff_in"), LayerNorm(scope.In("ff_norm"), x), m.Config.FFMult*m.Config.Dim, true))
+	hidden = b.dropout(hidden)
+	return graph.Add(x, Linear(scope.In("ff_out"), hidden, m.Config.Dim, true))
 }
 
-// usesRoPE says which layers rotate queries and keys. ECP, Compressed and
-// s-Split encode positions in layer 0 only (as their authors do): later layers
-// see positions through what layer 0 wrote.
-func (m *Model) usesRoPE(layer int) bool {
-	switch m.Config.Model {
-	case "ecp", "compressed", "ssplit":
-		return layer == 0
+// lastRows is the residual of a layer that writes the last `rows` rows
+// (all of them for most; PerceiverAR's cross-attention writes the latents).
+func lastRows(x *graph.Node, rows int) *graph.Node {
+	if length := x.Shape().Dim(1); length != rows {
+		return graph.SliceAxis(x, 1, graph.AxisRangeToEnd(length-rows))
 	}
-	return true
+	return x
 }
 
-// attention projects x [B, len, d] to heads, runs the layer's pattern and
-// projects back.
-func (m *Model) attention(scope *model.Scope, layer int, x *graph.Node) *graph.Node {
-	c := m.Config
-	pattern := m.layers[layer].Pattern
-	switch p := pattern.(type) {
-	case ECP:
-		return m.ecpAttention(scope, layer, p, x)
-	case Cross:
-		latents := graph.SliceAxis(x, 1, graph.AxisRangeToEnd(p.Context))
-		q := m.rope(layer, m.heads(layers.Dense(scope.In("query"), latents, false, c.Dim)), p.Context)
-		k := m.rope(layer, m.heads(layers.Dense(scope.In("key"), x, false, c.Dim)), 0)
-		v := m.heads(layers.Dense(scope.In("value"), x, false, c.Dim))
-		m.observe(layer, pattern, q, k, nil)
-		return m.merge(scope, LatentAttention(q, k, v, p.Context))
-	}
-	first := 0
-	if c.Model == "perceiverar" {
-		first = c.SeqLen - c.Latents // latent self-attention at the latents' absolute positions
-	}
-	q := m.rope(layer, m.heads(layers.Dense(scope.In("query"), x, false, c.Dim)), first)
-	k := m.rope(layer, m.heads(layers.Dense(scope.In("key"), x, false, c.Dim)), first)
-	v := m.heads(layers.Dense(scope.In("value"), x, false, c.Dim))
-	if pi, ok := pattern.(Pi); ok && c.Gate {
-		alpha := m.gate(scope.In("gate"), x)
-		m.observe(layer, pattern, q, k, alpha)
-		return m.merge(scope, pi.AttendGated(q, k, v, alpha))
-	}
-	m.observe(layer, pattern, q, k, nil)
-	return m.merge(scope, pattern.Attend(q, k, v))
+// Block is one layer's attention while its graph is built: what the family's
+// AttentionFunc works with.
+type Block struct {
+	Model *Model
+	Layer Layer
+	Index int          // the layer's index
+	Scope *model.Scope // the attention's scope
+
+	dropoutScope *model.Scope
 }
 
-// ecpAttention follows the authors' ECPAttention: one projection serves as keys
-// and values, RoPE on q and kv in layer 0, and two output projections, one for
-// half-segment 0 (which has no previous half-segment) and one for the rest.
-func (m *Model) ecpAttention(scope *model.Scope, layer int, p ECP, x *graph.Node) *graph.Node {
-	c := m.Config
-	q := m.rope(layer, m.heads(layers.Dense(scope.In("query"), x, false, c.Dim)), 0)
-	kv := m.rope(layer, m.heads(layers.Dense(scope.In("key_value"), x, false, c.Dim)), 0)
-	m.observe(layer, p, q, kv, nil)
-	out := m.mergeHeads(p.Attend(q, kv, kv))
-	first := graph.SliceAxis(out, 1, graph.AxisRange(0, p.HalfSegment))
-	rest := graph.SliceAxis(out, 1, graph.AxisRangeToEnd(p.HalfSegment))
-	firstOut := layers.Dense(scope.In("output_first"), first, true, c.Dim)
-	if rest.Shape().Dim(1) == 0 {
-		return firstOut
-	}
-	return graph.Concatenate([]*graph.Node{firstOut, layers.Dense(scope.In("output_rest"), rest, true, c.Dim)}, 1)
+// StandardAttention is the attention of most families: separate query, key and
+// value projections (no bias), RoPE where the layer asks for it, the layer's
+// pattern, one output projection.
+func StandardAttention(b *Block, x *graph.Node) *graph.Node {
+	q := b.Rotate(b.Heads(b.Project("query", x)))
+	k := b.Rotate(b.Heads(b.Project("key", x)))
+	v := b.Heads(b.Project("value", x))
+	b.Observe(q, k, nil)
+	return b.Output("output", b.Attend(q, k, v))
 }
 
-// gate is π-Attention's fusion gate: a small per-token MLP giving one α per
-// head, [B, len, d] -> [B, H, len].
-func (m *Model) gate(scope *model.Scope, x *graph.Node) *graph.Node {
-	hidden := activation.Gelu(layers.Dense(scope.In("hidden"), x, true, max(m.Config.Dim/4, m.Config.Heads)))
-	alpha := graph.Sigmoid(layers.Dense(scope.In("alpha"), hidden, true, m.Config.Heads))
-	return graph.TransposeAllAxes(alpha, 0, 2, 1)
+// Project is a d -> d projection without bias, e.g. of queries or keys.
+func (b *Block) Project(name string, x *graph.Node) *graph.Node {
+	return Linear(b.Scope.In("%s", name), x, b.Model.Config.Dim, false)
 }
 
-func (m *Model) observe(layer int, pattern Pattern, q, k, alpha *graph.Node) {
-	if m.Probe != nil && m.Probe.Attention != nil {
-		m.Probe.Attention(layer, pattern, q, k, alpha)
-	}
+// Output joins the heads and applies the output projection (with bias).
+func (b *Block) Output(name string, heads *graph.Node) *graph.Node {
+	return Linear(b.Scope.In("%s", name), b.MergeHeads(heads), b.Model.Config.Dim, true)
 }
 
-// heads splits [B, len, d] into [B, H, len, d/H].
-func (m *Model) heads(x *graph.Node) *graph.Node {
+// Heads splits [B, len, d] into [B, H, len, d/H].
+func (b *Block) Heads(x *graph.Node) *graph.Node {
+	c := b.Model.Config
 	dims := x.Shape().Dimensions
-	x = graph.Reshape(x, dims[0], dims[1], m.Config.Heads, m.Config.Dim/m.Config.Heads)
+	x = graph.Reshape(x, dims[0], dims[1], c.Heads, c.Dim/c.Heads)
 	return graph.TransposeAllAxes(x, 0, 2, 1, 3)
 }
 
-// mergeHeads is the inverse of heads.
-func (m *Model) mergeHeads(x *graph.Node) *graph.Node {
+// MergeHeads is the inverse of Heads.
+func (b *Block) MergeHeads(x *graph.Node) *graph.Node {
 	dims := x.Shape().Dimensions
 	x = graph.TransposeAllAxes(x, 0, 2, 1, 3)
-	return graph.Reshape(x, dims[0], dims[2], m.Config.Dim)
+	return graph.Reshape(x, dims[0], dims[2], b.Model.Config.Dim)
 }
 
-// merge joins the heads and applies the output projection.
-func (m *Model) merge(scope *model.Scope, x *graph.Node) *graph.Node {
-	return layers.Dense(scope.In("output"), m.mergeHeads(x), true, m.Config.Dim)
+// Rotate applies RoPE to heads [B, H, len, d/H] whose rows are the layer's
+// input rows, if the layer uses RoPE.
+func (b *Block) Rotate(x *graph.Node) *graph.Node {
+	return b.RotateFrom(x, 0)
 }
 
-func (m *Model) rope(layer int, x *graph.Node, first int) *graph.Node {
-	if !m.usesRoPE(layer) {
+// RotateFrom is Rotate for rows starting at the layer's input row `row`
+// (queries of only the last rows, as in PerceiverAR's cross-attention).
+func (b *Block) RotateFrom(x *graph.Node, row int) *graph.Node {
+	if !b.Layer.RoPE {
 		return x
 	}
-	return rotary(x, first, m.Config.Theta)
+	return rotary(x, b.Layer.FirstPosition+row, b.Model.Config.Theta)
 }
 
-// compress is Compressed Double Attention's learned map along the token axis:
-// the C context rows become c rows, the latents pass through.
-func (m *Model) compress(scope *model.Scope, x *graph.Node) *graph.Node {
-	c := m.Config
-	context := c.SeqLen - c.Latents
-	weights := scope.VariableWithShape("weights", shapes.Make(dtypes.Float32, context, c.Compress)).NodeValue(x.Graph())
-	history := graph.SliceAxis(x, 1, graph.AxisRange(0, context))
-	compressed := graph.Einsum("bcd,ce->bed", history, weights)
-	latents := graph.SliceAxis(x, 1, graph.AxisRangeToEnd(context))
-	return graph.Concatenate([]*graph.Node{compressed, latents}, 1)
+// NormHeads is a learned LayerNorm over each head's features (the ECP
+// authors' baselines normalise their shared keys/values this way).
+func (b *Block) NormHeads(name string, x *graph.Node) *graph.Node {
+	return LayerNorm(b.Scope.In("%s", name), x)
+}
+
+// Attend runs the layer's pattern with dropout on its weights.
+func (b *Block) Attend(q, k, v *graph.Node) *graph.Node {
+	return b.Layer.Pattern.Attend(q, k, v, b.dropout)
+}
+
+// Observe hands queries, keys and a gate to the model's probe, if any.
+func (b *Block) Observe(q, k, alpha *graph.Node) {
+	if p := b.Model.Probe; p != nil && p.Attention != nil {
+		p.Attention(b.Index, b.Layer.Pattern, q, k, alpha)
+	}
+}
+
+// dropout applies the model's dropout rate while training.
+func (b *Block) dropout(x *graph.Node) *graph.Node {
+	return layers.DropoutStatic(b.dropoutScope, x, b.Model.Config.Dropout)
+}
+
+// Linear is a dense layer initialised as PyTorch's nn.Linear, which the ECP
+// authors' models use: weights and bias uniform in ±1/√fan_in.
+func Linear(scope *model.Scope, x *graph.Node, outDim int, bias bool) *graph.Node {
+	bound := 1 / math.Sqrt(float64(x.Shape().Dim(-1)))
+	return layers.Dense(scope.WithInitializer(initializer.RandomUniformFn(scope, -bound, bound)), x, bias, outDim)
+}
+
+// LayerNorm normalises the last axis with a learned gain (ones) and offset
+// (zeros), ε = LayerNormEpsilon.
+func LayerNorm(scope *model.Scope, x *graph.Node) *graph.Node {
+	return norm.LayerNorm(scope, x, -1).Epsilon(LayerNormEpsilon).Done()
+}
+
+// embed is the token embedding, initialised N(0, 1) as PyTorch's nn.Embedding.
+func embed(scope *model.Scope, tokens *graph.Node, vocab, dim int) *graph.Node {
+	scope = scope.WithInitializer(initializer.RandomNormalFn(scope, 1))
+	return layers.Embedding(scope, tokens, dtypes.Float32, vocab, dim)
 }

@@ -1,7 +1,7 @@
 package models
 
 import (
-	"math/rand/v2"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,97 +10,8 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-func smallConfig(t *testing.T, values map[string]string) Config {
-	t.Helper()
-	base := map[string]string{"n": "32", "dim": "16", "heads": "2", "layers": "3", "vocab": "11", "dropout": "0"}
-	for k, v := range values {
-		base[k] = v
-	}
-	cfg, err := ParseConfig(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
-
-var familyOptions = map[string]map[string]string{
-	"full":        {"model": "full"},
-	"local":       {"model": "local", "window": "5"},
-	"s2":          {"model": "s2", "group": "8"},
-	"ecp":         {"model": "ecp", "segment": "8"},
-	"pi":          {"model": "pi", "window": "4", "skip_period": "6", "skips": "3", "head_phase": "true"},
-	"perceiverar": {"model": "perceiverar", "latents": "12"},
-	"double":      {"model": "double", "latents": "12"},
-	"compressed":  {"model": "compressed", "latents": "12", "compress": "5"},
-	"ssplit":      {"model": "ssplit", "latents": "12", "splits": "4"},
-}
-
-// TestModelsAreCausal builds every family, checks the logits cover exactly the
-// loss positions, and that changing token j changes no logit at a position < j.
-func TestModelsAreCausal(t *testing.T) {
-	backend := testBackend(t)
-	for _, family := range FamilyNames() {
-		t.Run(family, func(t *testing.T) {
-			cfg := smallConfig(t, familyOptions[family])
-			m, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			store := model.NewStore()
-			exec := model.MustNewExec(backend, store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
-				return m.Logits(scope, tokens)
-			})
-			rng := rand.New(rand.NewPCG(3, 4))
-			tokens := make([]int32, cfg.SeqLen)
-			for i := range tokens {
-				tokens[i] = int32(rng.IntN(cfg.Vocab))
-			}
-			run := func(tokens []int32) []float32 {
-				out := exec.MustCall1(tensors.FromFlatDataAndDimensions(tokens, 1, cfg.SeqLen))
-				if got, want := out.Shape().Dimensions, []int{1, cfg.SeqLen - m.LossStart(), cfg.Vocab}; !equalInts(got, want) {
-					t.Fatalf("logits shape %v, want %v", got, want)
-				}
-				return tensors.MustCopyFlatData[float32](out)
-			}
-			base := run(tokens)
-			for _, changed := range []int{m.LossStart() + 3, cfg.SeqLen - 1} {
-				perturbed := append([]int32(nil), tokens...)
-				perturbed[changed] = (perturbed[changed] + 1) % int32(cfg.Vocab)
-				out := run(perturbed)
-				moved := false
-				for pos := m.LossStart(); pos < cfg.SeqLen; pos++ {
-					row := (pos - m.LossStart()) * cfg.Vocab
-					for v := range cfg.Vocab {
-						if out[row+v] != base[row+v] {
-							if pos < changed {
-								t.Fatalf("changing token %d moved the logits at position %d", changed, pos)
-							}
-							moved = true
-						}
-					}
-				}
-				if !moved {
-					t.Fatalf("changing token %d moved no logit at all", changed)
-				}
-			}
-		})
-	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestECPFollowsTheReference(t *testing.T) {
-	cfg := smallConfig(t, familyOptions["ecp"])
+	cfg := caseConfig(t, map[string]string{"model": "ecp", "half_segment": "8"})
 	m, _ := New(cfg)
 	store := model.NewStore()
 	backend := testBackend(t)
@@ -133,17 +44,23 @@ func TestECPFollowsTheReference(t *testing.T) {
 
 func TestInvalidConfigsNameTheRule(t *testing.T) {
 	cases := map[string]map[string]string{
-		"segment size 7 must divide sequence length 32":    {"model": "ecp", "segment": "7"},
-		"window 40 must be at least 1 and smaller":         {"model": "local", "window": "40"},
-		"unknown model \"ecpp\"":                           {"model": "ecpp"},
-		"dim=16 must be divisible by heads=3":              {"model": "full", "heads": "3"},
-		"option segment does not apply to model local":     {"model": "local", "segment": "8"},
-		"skips M=9 must be between 1 and the window k=4":   {"model": "pi", "window": "4", "skips": "9"},
-		"splits s=3 must divide the context length":        {"model": "ssplit", "latents": "12", "splits": "3"},
-		"option layers=\"x\" must be an integer":           {"model": "ecp", "layers": "x"},
-		"latents 32 must be at least 1 and smaller":        {"model": "double", "latents": "32"},
-		"group size 6 must be even and divide":             {"model": "s2", "group": "6"},
-		"option fusion=\"sum\" must be one of: prior, mix": {"model": "pi", "fusion": "sum"},
+		"half-segment half_segment=7 must divide sequence length n=32": {"model": "ecp", "segment": "7"},
+		"window k=40 must be smaller than sequence length n=32":        {"model": "local", "window": "40"},
+		"option window=0 must be at least 1":                           {"model": "local", "window": "0"},
+		"unknown model \"ecpp\"":                                       {"model": "ecpp"},
+		"dim=16 must be divisible by heads=3":                          {"model": "full", "heads": "3"},
+		"option half_segment does not apply to model local":            {"model": "local", "half_segment": "8"},
+		"skips M=9 must be at most the window k=4":                     {"model": "pi", "window": "4", "skips": "9"},
+		"splits s=3 must divide the context length":                    {"model": "ssplit", "latents": "12", "splits": "3"},
+		"option layers=\"x\" must be an integer":                       {"model": "ecp", "layers": "x"},
+		"latents l=32 must be smaller than sequence length n=32":       {"model": "double", "latents": "32"},
+		"group size group=6 must be even and divide":                   {"model": "s2", "group": "6"},
+		"option fusion=\"sum\" must be one of: prior, mix":             {"model": "pi", "fusion": "sum"},
+		"option dropout=\"nan\" must be a finite number":               {"model": "ecp", "dropout": "nan"},
+		"option causal does not apply to model ecp":                    {"model": "ecp", "causal": "false"},
+		"option dropout=1 must be in [0, 1)":                           {"model": "full", "dropout": "1"},
+		"compress c=30 must be at most the context length":             {"model": "compressed", "latents": "12", "compress": "30"},
+		"option residual=\"mine\" must be one of: authors, aligned":    {"model": "compressed", "residual": "mine"},
 	}
 	for want, values := range cases {
 		base := map[string]string{"n": "32", "dim": "16", "heads": "2"}
@@ -158,7 +75,7 @@ func TestInvalidConfigsNameTheRule(t *testing.T) {
 }
 
 func TestCostOfECPAt4096(t *testing.T) {
-	cfg, err := ParseConfig(map[string]string{"model": "ecp", "n": "4096", "segment": "256"})
+	cfg, err := ParseConfig(map[string]string{"model": "ecp", "n": "4096", "half_segment": "256"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +87,7 @@ func TestCostOfECPAt4096(t *testing.T) {
 	if want := int64(3*h*n/2 - h*h + n/2); c.CausalPairs != want {
 		t.Errorf("causal pairs %d, want 3hn/2 - h² + n/2 = %d", c.CausalPairs, want)
 	}
-	full := CostOf(Config{Model: "full", Vocab: 256, SeqLen: n, Dim: 128, Heads: 4, Layers: 4, FFMult: 4, Causal: true})
+	full := CostOf(DefaultConfig("full").MustWith("n", fmt.Sprint(n)))
 	if full.Ratio != 1 || full.CausalRatio != 1 {
 		t.Errorf("full attention ratios %v, %v, want 1, 1", full.Ratio, full.CausalRatio)
 	}

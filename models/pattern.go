@@ -1,10 +1,17 @@
+// Package models holds ecpi's attention patterns and the model families built
+// from them. A pattern is an index set K(i) (which keys query i may attend to:
+// the definition, used by dense references, masks, pictures and pair counts)
+// plus its efficient block form (used for training). A family, registered by
+// its own file, says which pattern each layer runs, which positions carry the
+// loss, its options and their rules. Nothing here knows about training, the
+// REPL or notebooks.
 package models
 
-import "github.com/gomlx/gomlx/core/graph"
+import (
+	"github.com/gomlx/gomlx/core/graph"
+)
 
-// Pattern is a self-attention variant over a whole sequence: its index set
-// K(i) (the definition, used by dense references, masks and diagrams) and its
-// efficient block form (used for training).
+// Pattern is a self-attention variant over a whole sequence.
 type Pattern interface {
 	// Name is the variant's name as the command language spells it.
 	Name() string
@@ -15,23 +22,65 @@ type Pattern interface {
 	// ScoredPairs is the number of query-key scores the block form computes
 	// per head for a sequence of n tokens (padding slots included).
 	ScoredPairs(n int) int64
-	// Attend computes attention in block form. q, k, v: [B, H, n, headDim].
-	Attend(q, k, v *graph.Node) *graph.Node
+	// AllowedPairs counts the pairs inside K(i) over all queries of a sequence
+	// of n tokens, averaged over heads: arithmetic, so it answers at once for
+	// any n (tests check it against counting Allows).
+	AllowedPairs(heads, n int) int64
+	// Attend computes attention in block form. q, k, v: [B, H, n, headDim];
+	// drop (nil: none) is applied to the attention weights while training.
+	Attend(q, k, v *graph.Node, drop Dropout) *graph.Node
+}
+
+// Dropout drops attention weights while training: the function a model's
+// layer passes to Attend (the ECP authors drop attention probabilities).
+type Dropout func(weights *graph.Node) *graph.Node
+
+func (d Dropout) apply(weights *graph.Node) *graph.Node {
+	if d == nil {
+		return weights
+	}
+	return d(weights)
+}
+
+// SkipKeys is implemented by patterns with a second kind of key besides the
+// local ones (π-Attention's skips): pictures colour them, probes measure the
+// attention mass on them.
+type SkipKeys interface {
+	// IsSkip reports j ∈ K(i) as a key of the second kind.
+	IsSkip(head, query, key int) bool
+}
+
+// Gated is implemented by patterns whose attention a per-token, per-head gate
+// α ∈ (0,1) [B, H, n] reshapes (π-Attention's fusion gate). Families that use
+// one build the gate themselves; probes and references read it through here.
+type Gated interface {
+	// AttendGated is Attend with a gate (nil: α = 1/2).
+	AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node
+	// DenseWeightsGated is the attention as a dense [B, H, n, n] matrix, zero
+	// outside K(i): the ground truth of AttendGated.
+	DenseWeightsGated(q, k, alpha *graph.Node) *graph.Node
+}
+
+// DenseWeights is a pattern's attention as a dense [B, H, queries, keys]
+// matrix, zero outside K(i); alpha is the gate of a Gated pattern (nil
+// otherwise). Queries may be fewer than keys (PerceiverAR's latents, which sit
+// at the end): query row r is position keys-queries+r. Tests and probes only.
+func DenseWeights(p Pattern, q, k, alpha *graph.Node) *graph.Node {
+	if g, ok := p.(Gated); ok {
+		return g.DenseWeightsGated(q, k, alpha)
+	}
+	return denseWeights(q, k, p.Allows, nil)
 }
 
 // Reference computes a pattern with the dense n x n mask of its index set:
 // the ground truth the block forms are tested against.
 func Reference(p Pattern, q, k, v *graph.Node) *graph.Node {
-	if pi, ok := p.(Pi); ok {
-		return pi.ReferenceGated(q, k, v, nil) // the mix fusion is not a plain softmax over K(i)
-	}
-	return denseAttention(q, k, v, p.Allows, nil)
+	return graph.Einsum("bhqk,bhkd->bhqd", DenseWeights(p, q, k, nil), v)
 }
 
-// AllowedPairs counts the query-key pairs inside K(i) over all queries (the
-// pairs that can carry attention weight), averaged over heads when K(i)
-// differs between heads.
-func AllowedPairs(p Pattern, heads, n int) int64 {
+// CountAllowed counts the pairs of K(i) one by one, averaged over heads: the
+// definition AllowedPairs is tested against (small n only: it is O(H·n²)).
+func CountAllowed(p Pattern, heads, n int) int64 {
 	if !p.PerHead() {
 		heads = 1
 	}
@@ -47,3 +96,6 @@ func AllowedPairs(p Pattern, heads, n int) int64 {
 	}
 	return count / int64(heads)
 }
+
+// causalPairs is the number of pairs j <= i among n positions.
+func causalPairs(n int) int64 { return int64(n) * int64(n+1) / 2 }

@@ -2,9 +2,14 @@ package models
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/ecpi-dev/ecpi/option"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers/activation"
 )
 
 // Pi is π-Attention (arXiv 2511.10696): ring-local windows, periodic skips of
@@ -90,21 +95,45 @@ func (p Pi) stridedRows(n int) int {
 }
 
 func (p Pi) ScoredPairs(n int) int64 {
-	skipPairs := p.SkipPeriod * p.skipSpec().scoredPairs(p.stridedRows(n))
-	return p.local().ScoredPairs(n) + int64(skipPairs)
+	skipPairs := int64(p.SkipPeriod) * p.skipSpec().scoredPairs(p.stridedRows(n))
+	return p.local().ScoredPairs(n) + skipPairs
+}
+
+// AllowedPairs: the local window's pairs plus, per head, the skip keys that are
+// not local: backward skip m sits φ_h + m·π behind (forward: m·π - φ_h ahead)
+// and exists for every query far enough from the sequence's end.
+func (p Pi) AllowedPairs(heads, n int) int64 {
+	if !p.PerHead() {
+		heads = 1
+	}
+	var skips int64
+	for head := range heads {
+		for m := 1; m <= p.Skips; m++ {
+			distances := []int{p.Phase(head) + m*p.SkipPeriod}
+			if !p.Causal {
+				distances = append(distances, m*p.SkipPeriod-p.Phase(head))
+			}
+			for _, d := range distances {
+				if d > p.Window && d < n {
+					skips += int64(n - d)
+				}
+			}
+		}
+	}
+	return p.local().AllowedPairs(1, n) + skips/int64(heads)
 }
 
 // Attend is π-Attention without a learned gate (α = 1/2 for every token and
 // head): the "no gate" ablation, and what probes use on a bare pattern.
-func (p Pi) Attend(q, k, v *graph.Node) *graph.Node {
-	return p.AttendGated(q, k, v, nil)
+func (p Pi) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
+	return p.AttendGated(q, k, v, nil, drop)
 }
 
 // AttendGated computes π-Attention in block form with gate alpha [B, H, n]
 // (values in (0,1)); nil means α = 1/2.
-func (p Pi) AttendGated(q, k, v, alpha *graph.Node) *graph.Node {
+func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 	n := q.Shape().Dim(2)
-	local := blockScores(q, k, v, p.local().spec(), p.local().Allows, false)
+	local := blockScores(q, k, v, p.local().spec(), p.local().mask)
 	skip := p.skipScores(q, k, v)
 	localScores, localMask := p.localPerQuery(local.scores, n), p.localPerQuery(local.mask, n)
 	skipScores, skipMask := p.skipPerQuery(skip.scores, n), p.skipPerQuery(skip.mask, n)
@@ -135,6 +164,7 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node) *graph.Node {
 	default:
 		panic(fmt.Sprintf("pi: unknown fusion %q (want %q or %q)", p.Fusion, FusionPrior, FusionMix))
 	}
+	localWeights, skipWeights = drop.apply(localWeights), drop.apply(skipWeights)
 	localOut := local.weigh(p.localToBlocks(localWeights, local))
 	skipOut := p.skipOutput(skip, p.skipToBlocks(skipWeights, skip, n), n)
 	return graph.Add(localOut, skipOut)
@@ -148,6 +178,41 @@ func (p Pi) priors(q, alpha *graph.Node) (localPrior, skipPrior *graph.Node) {
 	}
 	alpha = graph.InsertAxes(alpha, -1)
 	return alpha, graph.OneMinus(alpha)
+}
+
+// maskedSoftmax is a softmax over the last axis restricted to mask; rows with no
+// allowed key (queries without skips) get all-zero weights instead of NaN.
+func maskedSoftmax(scores, mask *graph.Node) *graph.Node {
+	mask = graph.BroadcastToDims(mask, scores.Shape().Dimensions...)
+	return graph.MaskedSoftmax(scores, mask, -1)
+}
+
+// skipMask is IsSkip in the strided layout [1, H·π, rows, ...]: channel
+// (h, c) holds positions c, c+π, c+2π, ... of head h, its keys delayed by φ_h,
+// so the key keyRow·π + c - φ_h sits m = queryRow - keyRow skips behind
+// query queryRow·π + c (forward skips: keyRow > queryRow).
+func (p Pi) skipMask(queryRow, keyRow *graph.Node, n int) *graph.Node {
+	g := queryRow.Graph()
+	channel := graph.Iota(g, shapes.Make(dtypes.Int32, 1, p.Heads*p.SkipPeriod, 1, 1, 1), 1)
+	column := graph.Rem(channel, int32Scalar(g, p.SkipPeriod))
+	phase := graph.ZerosLike(channel)
+	if p.HeadPhase {
+		phase = graph.Div(graph.MulScalar(graph.Div(channel, int32Scalar(g, p.SkipPeriod)), p.SkipPeriod), int32Scalar(g, p.Heads))
+	}
+	query := graph.Add(graph.MulScalar(queryRow, p.SkipPeriod), column)
+	key := graph.Sub(graph.Add(graph.MulScalar(keyRow, p.SkipPeriod), column), phase)
+	valid := graph.LogicalAnd(within(query, n), within(key, n))
+	between := func(x *graph.Node, low, high int) *graph.Node {
+		return graph.LogicalAnd(graph.GreaterOrEqual(x, int32Scalar(g, low)), graph.LessOrEqual(x, int32Scalar(g, high)))
+	}
+	notLocal := func(distance *graph.Node) *graph.Node { return graph.GreaterThan(distance, int32Scalar(g, p.Window)) }
+	back := graph.Sub(queryRow, keyRow)
+	skip := graph.LogicalAnd(between(back, 1, p.Skips), notLocal(graph.Sub(query, key)))
+	if !p.Causal {
+		forward := graph.LogicalAnd(between(graph.Neg(back), 1, p.Skips), notLocal(graph.Sub(key, query)))
+		skip = graph.LogicalOr(skip, forward)
+	}
+	return graph.LogicalAnd(valid, skip)
 }
 
 // localPerQuery turns block-form local scores [B, H, nb, k, 2k] into one row
@@ -170,15 +235,8 @@ func (p Pi) localToBlocks(x *graph.Node, local *blocked) *graph.Node {
 func (p Pi) skipScores(q, k, v *graph.Node) *blocked {
 	n := q.Shape().Dim(2)
 	rows := p.stridedRows(n)
-	period := p.SkipPeriod
-	allows := func(channel, queryRow, keyRow int) bool {
-		head, column := channel/period, channel%period
-		query := queryRow*period + column
-		key := keyRow*period + column - p.Phase(head)
-		return query < n && key >= 0 && key < n && p.IsSkip(head, query, key)
-	}
 	return blockScores(p.toStrided(q, rows, false), p.toStrided(k, rows, true), p.toStrided(v, rows, true),
-		p.skipSpec(), allows, true)
+		p.skipSpec(), func(queryRow, keyRow *graph.Node) *graph.Node { return p.skipMask(queryRow, keyRow, n) })
 }
 
 // toStrided maps [B, H, n, d] to [B, H·π, rows, d]: position r·π + c goes to
@@ -241,27 +299,26 @@ func (p Pi) skipOutput(skip *blocked, weights *graph.Node, n int) *graph.Node {
 	return graph.SliceAxis(x, 2, graph.AxisRange(0, n))
 }
 
-// ReferenceGated is π-Attention computed densely from its index sets, the
-// ground truth for AttendGated. alpha: [B, H, n] or nil.
-func (p Pi) ReferenceGated(q, k, v, alpha *graph.Node) *graph.Node {
+// DenseWeightsGated is π-Attention as a dense [B, H, n, n] matrix from its
+// index sets, the ground truth of AttendGated. alpha: [B, H, n] or nil (α = 1/2).
+func (p Pi) DenseWeightsGated(q, k, alpha *graph.Node) *graph.Node {
 	g := q.Graph()
 	heads, n := q.Shape().Dim(1), q.Shape().Dim(2)
-	localMask := graph.Const(g, DenseMask(func(_, i, j int) bool { return p.IsLocal(i, j) }, 1, n))
-	skipMask := graph.Const(g, DenseMask(p.IsSkip, heads, n))
+	isLocal := func(_, i, j int) bool { return p.IsLocal(i, j) }
 	localPrior, skipPrior := p.priors(q, alpha)
 	if p.Fusion == FusionMix {
-		localOut := denseAttention(q, k, v, func(_, i, j int) bool { return p.IsLocal(i, j) }, nil)
-		skipOut := denseAttention(q, k, v, p.IsSkip, nil)
-		hasSkip := graph.Const(g, p.hasSkips(heads, n))
-		skipPrior = graph.Mul(skipPrior, hasSkip)
+		localWeights := denseWeights(q, k, isLocal, nil)
+		skipWeights := denseWeights(q, k, p.IsSkip, nil)
+		skipPrior = graph.Mul(skipPrior, graph.Const(g, p.hasSkips(heads, n)))
 		total := graph.Add(localPrior, skipPrior)
-		return graph.Add(graph.Mul(localOut, graph.Div(localPrior, total)), graph.Mul(skipOut, graph.Div(skipPrior, total)))
+		return graph.Add(graph.Mul(localWeights, graph.Div(localPrior, total)), graph.Mul(skipWeights, graph.Div(skipPrior, total)))
 	}
+	localMask := graph.InsertAxes(graph.Const(g, DenseMask(isLocal, 1, n, n)), 0)
+	skipMask := graph.InsertAxes(graph.Const(g, DenseMask(p.IsSkip, heads, n, n)), 0)
 	zero := graph.ScalarZero(g, q.DType())
-	bias := graph.Where(graph.InsertAxes(localMask, 0), graph.Log(localPrior),
-		graph.Where(graph.InsertAxes(skipMask, 0), graph.Log(skipPrior), zero))
+	bias := graph.Where(localMask, graph.Log(localPrior), graph.Where(skipMask, graph.Log(skipPrior), zero))
 	bias = graph.BroadcastToDims(bias, q.Shape().Dim(0), heads, n, n)
-	return denseAttention(q, k, v, p.Allows, bias)
+	return denseWeights(q, k, p.Allows, bias)
 }
 
 // hasSkips is 1 where P(i) \ N(i) is non-empty: [1, H, n, 1] float32.
@@ -278,4 +335,82 @@ func (p Pi) hasSkips(heads, n int) *tensors.Tensor {
 		}
 	}
 	return tensors.FromFlatDataAndDimensions(flat, 1, heads, n, 1)
+}
+
+// piOptions are the π family's own options.
+type piOptions struct {
+	Window     int
+	SkipPeriod int
+	Skips      int
+	HeadPhase  bool
+	Fusion     string
+	Gate       bool
+}
+
+func init() {
+	Register(Spec[piOptions]{
+		Name: "pi", Order: 5, Benchmark: true, Headline: true, Bidirectional: true,
+		Paper:    "π-Attention (arXiv 2511.10696)",
+		Summary:  "π-Attention: ring-local window + π-stride skips + learned per-token, per-head fusion gate",
+		Defaults: piOptions{Window: 64, Fusion: FusionPrior, Gate: true},
+		Options: option.Table[piOptions]{
+			windowOption(func(o *piOptions) *int { return &o.Window }),
+			option.Int("skip_period", "π, the stride of the skips (0 = 2k)", func(o *piOptions) *int { return &o.SkipPeriod }, option.AtLeast(0)),
+			option.Int("skips", "skips M per query (0 = enough to reach position 0, at most k)", func(o *piOptions) *int { return &o.Skips }, option.AtLeast(0)),
+			option.Bool("head_phase", "offset each head's skips by φ_h = h·π/H", func(o *piOptions) *bool { return &o.HeadPhase }),
+			option.Choice("fusion", "how α fuses local and skip attention", []string{FusionPrior, FusionMix}, func(o *piOptions) *string { return &o.Fusion }),
+			option.Bool("gate", "learn the per-token, per-head gate α (false: α = 1/2, the no-gate ablation)", func(o *piOptions) *bool { return &o.Gate }),
+		},
+		Resolve: func(c Config, o *piOptions) {
+			if o.SkipPeriod == 0 {
+				o.SkipPeriod = 2 * o.Window
+			}
+			if o.Skips == 0 && o.SkipPeriod > 0 {
+				// Enough skips for the last query to reach back to position 0,
+				// capped at k so the cost stays O(n·k).
+				o.Skips = max(1, min(o.Window, (c.SeqLen-1)/o.SkipPeriod))
+			}
+		},
+		Validate: func(c Config, o piOptions) error {
+			if err := validateWindow(o.Window, c.SeqLen); err != nil {
+				return err
+			}
+			if o.Skips > o.Window {
+				return fmt.Errorf("skips M=%d must be at most the window k=%d (keeps the cost O(n·k))", o.Skips, o.Window)
+			}
+			return nil
+		},
+		Layers: func(c Config, o piOptions) []Layer {
+			pattern := Pi{Window: o.Window, SkipPeriod: o.SkipPeriod, Skips: o.Skips, Heads: c.Heads,
+				Causal: c.Causal, HeadPhase: o.HeadPhase, Fusion: o.Fusion}
+			attention := StandardAttention
+			if o.Gate {
+				attention = gatedAttention
+			}
+			layers := make([]Layer, c.Layers)
+			for i := range layers {
+				layers[i] = Layer{Pattern: pattern, SeqLen: c.SeqLen, RoPE: true, Attention: attention}
+			}
+			return layers
+		},
+		BenchWindow: func(o *piOptions, w int) { o.Window, o.SkipPeriod, o.Skips = w, 0, 0 },
+		ReceptiveField: func(c Config, o piOptions, i, layers int) int {
+			// The paper's claim: R(L) <= k·L + π·ceil(log2 L).
+			return min(i, o.Window*layers+o.SkipPeriod*int(math.Ceil(math.Log2(float64(layers)))))
+		},
+	})
+}
+
+// gatedAttention is π-Attention with its learned fusion gate: a small
+// per-token MLP gives one α per head, [B, len, d] -> [B, H, len].
+func gatedAttention(b *Block, x *graph.Node) *graph.Node {
+	c := b.Model.Config
+	q := b.Rotate(b.Heads(b.Project("query", x)))
+	k := b.Rotate(b.Heads(b.Project("key", x)))
+	v := b.Heads(b.Project("value", x))
+	gateScope := b.Scope.In("gate")
+	hidden := activation.Gelu(Linear(gateScope.In("hidden"), x, max(c.Dim/4, c.Heads), true))
+	alpha := graph.TransposeAllAxes(graph.Sigmoid(Linear(gateScope.In("alpha"), hidden, c.Heads, true)), 0, 2, 1)
+	b.Observe(q, k, alpha)
+	return b.Output("output", b.Layer.Pattern.(Pi).AttendGated(q, k, v, alpha, b.dropout))
 }

@@ -1,11 +1,13 @@
 package repl
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/bench"
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/option"
 )
 
 func init() {
@@ -35,13 +37,13 @@ shape [batch, heads, n, head_dim]; the gradient of every input is computed.
 Targets (README): from n=1024 to n=4096 every sparse variant grows at most 5x,
 full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.`,
 		Options: []Option{
-			{Name: "variants", Default: "full,local,s2,ecp,pi", Help: "comma-separated model families", Values: func(*Session) []string { return models.FamilyNames() }},
-			{Name: "n", Default: "1024,2048,4096", Help: "comma-separated sequence lengths"},
-			{Name: "batch", Default: "2", Help: "batch size"},
-			{Name: "heads", Default: "4", Help: "attention heads"},
-			{Name: "head_dim", Default: "32", Help: "width of each head"},
-			{Name: "window", Default: "256", Help: "local/π window k and ECP half-segment h (S2 groups: 2k)"},
-			{Name: "runs", Default: "5", Help: "timed runs per measurement (median reported)"},
+			ListOption("variants", strings.Join(models.BenchmarkFamilies(), ","), "comma-separated model families", models.FamilyNames),
+			IntsOption("n", "1024,2048,4096", "comma-separated sequence lengths", option.AtLeast(1)),
+			IntOption("batch", "2", "batch size", option.AtLeast(1)),
+			IntOption("heads", "4", "attention heads", option.AtLeast(1)),
+			IntOption("head_dim", "32", "width of each head (even: RoPE)", option.AtLeast(2)),
+			IntOption("window", "256", "each family's window: local/π window k, ECP half-segment h, S2 groups 2k, ...", option.AtLeast(1)),
+			IntOption("runs", "5", "timed runs per measurement (median reported)", option.AtLeast(1)),
 			BackendOption,
 		},
 		Run: runBenchAttention,
@@ -51,10 +53,8 @@ full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.`,
 // modelOptions declares every model option (so session settings flow in).
 func modelOptions() []Option {
 	var opts []Option
-	for _, name := range models.AllOptionNames() {
-		info, _ := models.Option(name)
-		values := info.Values
-		opts = append(opts, Option{Name: name, Default: info.Default, Help: info.Help, Values: func(*Session) []string { return values }})
+	for _, info := range models.AllOptions() {
+		opts = append(opts, fromInfo(info))
 	}
 	return opts
 }
@@ -68,17 +68,14 @@ func (c *Call) ModelConfig() (models.Config, error) {
 			values[name] = c.String(name)
 		}
 	}
-	if _, ok := values["model"]; !ok {
-		values["model"] = "ecp"
+	family, ok := models.FamilyByName(cmp.Or(values["model"], models.DefaultFamily()))
+	if !ok {
+		return models.Config{}, Usagef("unknown model %q; choose one of: %s", values["model"], strings.Join(models.FamilyNames(), ", "))
 	}
 	// Session settings may hold options of another family set earlier; keep
 	// only those the chosen family reads, but reject typed ones that don't apply.
-	family := values["model"]
 	for name := range values {
-		if !models.Reads(family, name) {
-			if _, typed := c.given[name]; typed {
-				continue // ParseConfig names the rule
-			}
+		if _, typed := c.given[name]; !typed && !family.Reads(name) {
 			delete(values, name)
 		}
 	}
@@ -96,33 +93,34 @@ func (l familyList) Text() string {
 	for _, f := range l {
 		fmt.Fprintf(&b, "%-12s %s [%s]\n", f.Name, f.Summary, f.Paper)
 		var opts []string
-		for _, o := range models.OptionsFor(f.Name) {
+		for _, o := range f.Options() {
 			opts = append(opts, o.Name+"="+o.Default)
 		}
 		fmt.Fprintf(&b, "             %s\n", strings.Join(opts, " "))
 	}
-	b.WriteString("\nloss on latents only: perceiverar, double, compressed, ssplit; all positions otherwise.\n`ecpi models FAMILY` explains each option.")
+	b.WriteString("\n`ecpi models FAMILY` explains each option and which positions carry the loss.")
 	return b.String()
 }
 
 type familyDetail struct {
 	models.Family
-	Options []familyOption `json:"options"`
+	Options       []familyOption `json:"options"`
+	LossPositions string         `json:"loss_positions"`
 }
 
-type familyOption struct {
-	Name    string   `json:"name"`
-	Default string   `json:"default"`
-	Help    string   `json:"help"`
-	Values  []string `json:"values,omitempty"`
-}
+type familyOption = option.Info
 
 func (d familyDetail) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s — %s (%s)\n\noptions:\n", d.Name, d.Summary, d.Paper)
 	for _, o := range d.Options {
-		fmt.Fprintf(&b, "  %-22s %s\n", o.Name+"="+o.Default, o.Help)
+		help := o.Help
+		if len(o.Aliases) > 0 {
+			help += " (also: " + strings.Join(o.Aliases, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "  %-22s %s\n", o.Name+"="+o.Default, help)
 	}
+	fmt.Fprintf(&b, "\nloss on %s", d.LossPositions)
 	return b.String()
 }
 
@@ -138,9 +136,9 @@ func runModels(c *Call) error {
 		}
 		return Usagef("%s; families: %s", msg, strings.Join(models.FamilyNames(), ", "))
 	}
-	detail := familyDetail{Family: f}
-	for _, o := range models.OptionsFor(f.Name) {
-		detail.Options = append(detail.Options, familyOption{Name: o.Name, Default: o.Default, Help: o.Help, Values: o.Values})
+	detail := familyDetail{Family: f, Options: f.Options(), LossPositions: "every position"}
+	if cfg := models.DefaultConfig(f.Name).Resolved(); cfg.LossStart() > 0 {
+		detail.LossPositions = fmt.Sprintf("the latent positions only (%d..%d at the defaults)", cfg.LossStart(), cfg.SeqLen-1)
 	}
 	return c.Emit(detail)
 }
@@ -165,23 +163,13 @@ func runCost(c *Call) error {
 }
 
 func runBenchAttention(c *Call) error {
-	variants := c.Strings("variants")
-	if err := bench.ParseVariants(variants); err != nil {
-		return Usagef("%v", err)
-	}
-	lengths, err := c.Ints("n")
-	if err != nil {
+	r := c.Read()
+	opts := bench.AttentionOptions{Variants: c.Strings("variants"), Lengths: r.Ints("n"), Batch: r.Int("batch"),
+		Heads: r.Int("heads"), HeadDim: r.Int("head_dim"), Window: r.Int("window"), Runs: r.Int("runs")}
+	if err := r.Err(); err != nil {
 		return err
 	}
-	opts := bench.AttentionOptions{Variants: variants, Lengths: lengths}
-	for name, target := range map[string]*int{"batch": &opts.Batch, "heads": &opts.Heads, "head_dim": &opts.HeadDim, "window": &opts.Window, "runs": &opts.Runs} {
-		if *target, err = c.Int(name); err != nil {
-			return err
-		}
-		if *target < 1 {
-			return Usagef("option %s=%d must be at least 1", name, *target)
-		}
-	}
+	lengths, variants := opts.Lengths, opts.Variants
 	for _, n := range lengths {
 		for _, v := range variants {
 			if _, err := opts.PatternConfig(v, n); err != nil {

@@ -3,15 +3,14 @@ package repl
 import (
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/term"
 
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
 )
 
@@ -23,11 +22,11 @@ func init() {
 		Summary: "draw the attention pattern K(i) of the current model as a block diagram",
 		Details: "Rows are queries, columns keys, both from position 0 at the top left; each character\n" +
 			"covers a block of (query, key) pairs and is shaded by the share of them K(i) allows.\n" +
-			"For π-Attention, cells holding only skip keys are drawn apart from the local window.\n" +
+			"Cells holding only skip keys (π-Attention's) are drawn apart from the local window.\n" +
 			"Model options typed here override the session's for this picture only.",
 		Options: append(modelOptions(),
-			Option{Name: "head", Default: "0", Help: "head to draw, for patterns that differ between heads (s2, pi head_phase=true)"},
-			Option{Name: "width", Default: "", Help: "columns of the diagram (default: fit the terminal)"},
+			IntOption("head", "0", "head to draw, for patterns that differ between heads", option.AtLeast(0)),
+			IntOption("width", "", "columns of the diagram (default: fit the terminal)", option.AtLeast(8)),
 		),
 		Run: runMask,
 	})
@@ -48,7 +47,7 @@ const maskMaxN = 8192
 // shades draw the share of allowed pairs in a cell: none, up to 1/3, up to 2/3, most, all.
 var shades = []rune(" ░▒▓█")
 
-// skipGlyph marks π cells that hold skip keys and no local ones.
+// skipGlyph marks cells that hold skip keys and no local ones.
 const skipGlyph = '•'
 
 // MaskPicture is what `mask` prints.
@@ -85,18 +84,17 @@ func runMask(c *Call) error {
 	if cfg.SeqLen > maskMaxN {
 		return Usagef("mask draws up to n=%d (it evaluates all n² pairs); got n=%d", maskMaxN, cfg.SeqLen)
 	}
-	head, err := c.Int("head")
-	if err != nil {
-		return err
-	}
-	if head < 0 || head >= cfg.Heads {
-		return Usagef("option head=%d must be in 0..%d (heads=%d)", head, cfg.Heads-1, cfg.Heads)
-	}
+	r := c.Read()
+	head := r.Int("head")
 	width := terminalWidth(c.Out)
 	if c.String("width") != "" {
-		if width, err = c.Int("width"); err != nil {
-			return err
-		}
+		width = r.Int("width")
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if head >= cfg.Heads {
+		return Usagef("option head=%d must be in 0..%d (heads=%d)", head, cfg.Heads-1, cfg.Heads)
 	}
 	cols := min(cfg.SeqLen, width-len(strconv.Itoa(cfg.SeqLen))-2)
 	if cols < 4 {
@@ -115,7 +113,7 @@ func runMask(c *Call) error {
 // square). It returns the rows and the number of allowed pairs.
 func maskRows(p models.Pattern, head, n, cols int) ([]string, int64) {
 	rows := max(1, min(n, cols/2))
-	pi, isPi := p.(models.Pi)
+	skips, hasSkips := p.(models.SkipKeys)
 	local := make([][]int, rows)
 	skip := make([][]int, rows)
 	for r := range rows {
@@ -129,7 +127,7 @@ func maskRows(p models.Pattern, head, n, cols int) ([]string, int64) {
 				continue
 			}
 			allowed++
-			if isPi && pi.IsSkip(head, i, j) {
+			if hasSkips && skips.IsSkip(head, i, j) {
 				skip[r][j*cols/n]++
 			} else {
 				local[r][j*cols/n]++
@@ -164,8 +162,8 @@ func cellGlyph(local, skip, pairs int) rune {
 
 func maskLegend(p models.Pattern) string {
 	legend := "█ all pairs of the cell allowed  ▓ ▒ ░ at least 2/3, at least 1/3, some  (blank: none)"
-	if _, ok := p.(models.Pi); ok {
-		legend += fmt.Sprintf("\n%c skip keys only (π-stride), shades: local window", skipGlyph)
+	if _, ok := p.(models.SkipKeys); ok {
+		legend += fmt.Sprintf("\n%c skip keys only, shades: local window", skipGlyph)
 	}
 	return legend
 }
@@ -233,8 +231,7 @@ func (l *LossLine) End() {
 // compareOptions: the families, every training option but the run folder
 // (each model gets its own), and the model options that set the budget.
 func compareOptions() []Option {
-	opts := []Option{{Name: "models", Default: "ecp,local,pi", Help: "comma-separated model families to train",
-		Values: func(*Session) []string { return models.FamilyNames() }}}
+	opts := []Option{ListOption("models", strings.Join(models.HeadlineFamilies(), ","), "comma-separated model families to train", models.FamilyNames)}
 	for _, opt := range trainOptions() {
 		switch opt.Name {
 		case "run", "model", "vocab":
@@ -284,20 +281,12 @@ func (cmp Comparison) Text() string {
 
 func runCompare(c *Call) error {
 	families := c.Strings("models")
-	if len(families) == 0 {
-		return Usagef("option models= needs at least one family: %s", strings.Join(models.FamilyNames(), ", "))
-	}
-	for _, f := range families {
-		if !slices.Contains(models.FamilyNames(), f) {
-			return Usagef("option models=: unknown family %q; choose from %s", f, strings.Join(models.FamilyNames(), ", "))
-		}
-	}
 	runs := make([]train.Options, len(families))
 	for i, family := range families {
 		o, err := train.ParseOptions(compareValues(c, family))
 		if err == nil {
 			// Check every model before training the first, not when its turn comes.
-			_, err = models.ParseConfig(maps.Clone(o.Model))
+			err = o.Model.Validate()
 		}
 		if err != nil {
 			return Usagef("%s: %v", family, err)
@@ -312,7 +301,7 @@ func runCompare(c *Call) error {
 		if err != nil {
 			return fmt.Errorf("training %s: %w", families[i], err)
 		}
-		cmp.Rows = append(cmp.Rows, ComparisonRow{Result: result, PairsScored: pairsScored(o.Model)})
+		cmp.Rows = append(cmp.Rows, ComparisonRow{Result: result, PairsScored: pairsScored(result.Config)})
 		if result.Interrupted {
 			break
 		}
@@ -325,11 +314,12 @@ func runCompare(c *Call) error {
 // model options (typed or from the session) that the family reads.
 func compareValues(c *Call, family string) map[string]string {
 	values := map[string]string{"model": family}
+	f, _ := models.FamilyByName(family)
 	for _, opt := range c.Command.Options {
 		if opt.Name == "models" || !c.Has(opt.Name) {
 			continue
 		}
-		if models.IsOption(opt.Name) && !models.Reads(family, opt.Name) {
+		if models.IsOption(opt.Name) && !f.Reads(opt.Name) {
 			continue
 		}
 		values[opt.Name] = c.String(opt.Name)
@@ -338,11 +328,7 @@ func compareValues(c *Call, family string) map[string]string {
 }
 
 // pairsScored counts the query-key scores per head and sequence over all layers.
-func pairsScored(modelOptions map[string]string) int64 {
-	cfg, err := models.ParseConfig(maps.Clone(modelOptions))
-	if err != nil {
-		return 0
-	}
+func pairsScored(cfg models.Config) int64 {
 	var total int64
 	for _, layer := range cfg.LayerPatterns() {
 		total += layer.Pattern.ScoredPairs(layer.SeqLen)

@@ -41,8 +41,8 @@ func TestMaskCountsMatchThePattern(t *testing.T) {
 		if p.PerHead() {
 			continue // AllowedPairs averages over heads
 		}
-		if want := models.AllowedPairs(p, cfg.Heads, cfg.SeqLen); allowed != want {
-			t.Errorf("%s: mask counts %d allowed pairs, models.AllowedPairs %d", line, allowed, want)
+		if want := p.AllowedPairs(cfg.Heads, cfg.SeqLen); allowed != want {
+			t.Errorf("%s: mask counts %d allowed pairs, AllowedPairs %d", line, allowed, want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
 )
 
@@ -16,11 +17,11 @@ func init() {
 			"checkpoint (default when the session has one), weights=random the model options.",
 		Options: append([]Option{
 			checkpointOption,
-			{Name: "weights", Default: "auto", Help: "trained, random, or auto (trained when a checkpoint is set)",
-				Values: func(*Session) []string { return []string{"auto", "trained", "random"} }},
-			{Name: "position", Default: "-1", Help: "output position i (-1: the last)"},
-			{Name: "threshold", Default: "1e-4", Help: "relative gradient norm that counts as reached"},
-			{Name: "seed", Default: "1", Help: "seed of the input tokens and random weights"},
+			ChoiceOption("weights", "auto", "trained, random, or auto (trained when a checkpoint is set)", "auto", "trained", "random"),
+			IntOption("position", "-1", "output position i (-1: the last)", option.AtLeast(-1)),
+			FloatOption("threshold", "1e-4", "relative gradient norm that counts as reached, in (0, 1)",
+				option.NewRule(func(v float64) bool { return v > 0 && v < 1 }, "must be in (0, 1)")),
+			IntOption("seed", "1", "seed of the input tokens and random weights", option.AtLeast(0)),
 			BackendOption,
 		}, modelOptions()...),
 		Run: runRF,
@@ -44,19 +45,11 @@ func init() {
 const probeText = "Light is propagated from luminous bodies in time, and spends about seven or eight minutes of an hour in passing from the sun to the earth."
 
 func runRF(c *Call) error {
-	position, err := c.Int("position")
-	if err != nil {
+	read := c.Read()
+	o := train.RFOptions{Position: read.Int("position"), Threshold: read.Float("threshold"), Seed: uint64(read.Int("seed"))}
+	if err := read.Err(); err != nil {
 		return err
 	}
-	threshold, err := c.Float("threshold")
-	if err != nil {
-		return err
-	}
-	seed, err := c.Int("seed")
-	if err != nil {
-		return err
-	}
-	o := train.RFOptions{Position: position, Threshold: threshold, Seed: uint64(seed)}
 	weights := c.String("weights")
 	trained := weights == "trained" || (weights == "auto" && c.Has("checkpoint"))
 	var r *train.RFResult

@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 
+	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
 )
 
@@ -30,13 +31,13 @@ func retrievalOptions() []Option {
 			opts[i].Values = func(*Session) []string { return train.RetrievalNames() }
 		}
 	}
-	return append([]Option{{Name: "distances", Default: "64,128,256", Help: "comma-separated distances, one trained model each"}}, opts...)
+	return append([]Option{IntsOption("distances", "64,128,256", "comma-separated distances, one trained model each", option.AtLeast(1))}, opts...)
 }
 
 func runRetrieval(c *Call) error {
-	distances, err := c.Ints("distances")
+	distances, err := option.ParseInts("distances", c.String("distances"))
 	if err != nil {
-		return err
+		return Usagef("%v", err)
 	}
 	values := compareValues(c, c.String("model"))
 	delete(values, "distances")

@@ -46,12 +46,11 @@ func init() {
 		Summary: "show the session: model, data, backend, checkpoint, other settings and last results",
 		Run:     runStatus,
 	})
-	// set's options are every option of every command; settable.go fills them
-	// in once all commands are registered.
 	Register(&Command{
-		Name:    "set",
-		Summary: "set session defaults for any command option (set steps=200 lr=3e-4)",
-		Run:     runSet,
+		Name:      "set",
+		Summary:   "set session defaults for any command option (set steps=200 lr=3e-4)",
+		AnyOption: true,
+		Run:       runSet,
 	})
 	Register(&Command{
 		Name:    "unset",
@@ -145,7 +144,7 @@ func runModel(c *Call) error {
 	}
 	maps.Copy(values, typed)
 	if values["model"] == "" {
-		values["model"] = "ecp"
+		values["model"] = models.DefaultFamily()
 	}
 	if _, err := models.ParseConfig(values); err != nil {
 		return Usagef("%v", err)
@@ -238,7 +237,7 @@ func (st Status) Text() string {
 	if st.Model != nil {
 		fmt.Fprintf(&b, "%-11s %s\n", "model", cfgLine(st.Model.Typed))
 	} else {
-		fmt.Fprintf(&b, "%-11s (not set: ecp with its defaults)\n", "model")
+		fmt.Fprintf(&b, "%-11s (not set: %s with its defaults)\n", "model", models.DefaultFamily())
 	}
 	for _, key := range statusKeys {
 		value, ok := st.Settings[key]

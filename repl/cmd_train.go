@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
 	"github.com/ecpi-dev/ecpi/xla"
 )
@@ -42,10 +45,10 @@ func init() {
 		Options: []Option{
 			{Name: "run", Help: "run folder or checkpoint (default: the session's checkpoint)"},
 			checkpointOption,
-			{Name: "steps", Help: "total steps to reach (default: the run's)"},
-			{Name: "eval_every", Help: "evaluate and checkpoint every this many steps"},
-			{Name: "eval_batches", Help: "validation batches per evaluation (0: all)"},
-			{Name: "keep", Help: "checkpoints kept"},
+			IntOption("steps", "", "total steps to reach (default: the run's)", option.AtLeast(1)),
+			IntOption("eval_every", "", "evaluate and checkpoint every this many steps", option.AtLeast(0)),
+			IntOption("eval_batches", "", "validation batches per evaluation (0: all)", option.AtLeast(0)),
+			IntOption("keep", "", "checkpoints kept", option.AtLeast(1)),
 			{Name: "model", Help: "refuse the checkpoint unless it is of this family"},
 			BackendOption,
 		},
@@ -56,8 +59,8 @@ func init() {
 		Summary: "evaluate a checkpoint: perplexity (windows of n+1, stride n/2), bits per character, or accuracy",
 		Options: []Option{
 			checkpointOption,
-			{Name: "split", Default: "valid", Help: "valid or test", Values: func(*Session) []string { return []string{"valid", "test"} }},
-			{Name: "eval_batches", Default: "0", Help: "batches to evaluate (0: the whole split)"},
+			ChoiceOption("split", "valid", "valid or test", "valid", "test"),
+			IntOption("eval_batches", "0", "batches to evaluate (0: the whole split)", option.AtLeast(0)),
 			{Name: "model", Help: "refuse the checkpoint unless it is of this family"},
 			BackendOption,
 		},
@@ -69,10 +72,10 @@ func init() {
 		Args:    "[PROMPT]",
 		Options: []Option{
 			checkpointOption,
-			{Name: "tokens", Default: "200", Help: "tokens to generate"},
-			{Name: "temperature", Default: "0.8", Help: "softmax temperature (0: greedy)"},
-			{Name: "top_k", Default: "40", Help: "sample among the k most likely tokens (0: all)"},
-			{Name: "seed", Default: "1", Help: "sampling seed"},
+			IntOption("tokens", "200", "tokens to generate", option.AtLeast(1)),
+			FloatOption("temperature", "0.8", "softmax temperature (0: greedy)", option.AtLeast(0.0)),
+			IntOption("top_k", "40", "sample among the k most likely tokens (0: all)", option.AtLeast(0)),
+			IntOption("seed", "1", "sampling seed", option.AtLeast(0)),
 			{Name: "model", Help: "refuse the checkpoint unless it is of this family"},
 			BackendOption,
 		},
@@ -82,8 +85,8 @@ func init() {
 		Name:    "bench train",
 		Summary: "training tokens/s and ms/step of a fixed small model on every available backend",
 		Options: []Option{
-			{Name: "model", Default: "ecp", Help: "model family of the fixed small model"},
-			{Name: "steps", Default: "10", Help: "timed steps per backend (after one compiling step)"},
+			ChoiceOption("model", models.DefaultFamily(), "model family of the fixed small model", models.FamilyNames()...),
+			IntOption("steps", "10", "timed steps per backend (after one compiling step)", option.AtLeast(1)),
 			{Name: "backends", Help: "comma-separated backends (default: every available one)"},
 		},
 		Run: runBenchTrain,
@@ -96,15 +99,11 @@ var checkpointOption = Option{Name: "checkpoint", Help: "checkpoint or run folde
 func trainOptions() []Option {
 	var opts []Option
 	for _, info := range train.OptionInfos() {
-		values := info.Values
-		opt := Option{Name: info.Name, Default: info.Default, Help: info.Help}
-		if values != nil {
-			opt.Values = func(*Session) []string { return values }
-		}
 		if info.Name == "backend" {
-			opt = BackendOption
+			opts = append(opts, BackendOption)
+			continue
 		}
-		opts = append(opts, opt)
+		opts = append(opts, fromInfo(info))
 	}
 	return append(opts, modelOptions()...)
 }
@@ -183,9 +182,9 @@ func runEval(c *Call) error {
 	if err != nil {
 		return err
 	}
-	batches, err := c.Int("eval_batches")
+	batches, err := option.ParseInt("eval_batches", c.String("eval_batches"))
 	if err != nil {
-		return err
+		return Usagef("%v", err)
 	}
 	if _, typed := c.given["model"]; typed {
 		m, _, err := train.LoadManifest(path)
@@ -210,45 +209,28 @@ type SampleText struct{ *train.SampleResult }
 func (s SampleText) Text() string { return s.Prompt + s.SampleResult.Text }
 
 func runSample(c *Call) error {
-	tokens, err := c.Int("tokens")
-	if err != nil {
-		return err
-	}
-	topK, err := c.Int("top_k")
-	if err != nil {
-		return err
-	}
-	seed, err := c.Int("seed")
-	if err != nil {
-		return err
-	}
-	temperature, err := c.Float("temperature")
-	if err != nil {
+	r := c.Read()
+	o := train.SampleOptions{Tokens: r.Int("tokens"), Temperature: r.Float("temperature"), TopK: r.Int("top_k"), Seed: uint64(r.Int("seed"))}
+	if err := r.Err(); err != nil {
 		return err
 	}
 	l, err := openCheckpoint(c)
 	if err != nil {
 		return err
 	}
-	prompt := ""
-	for i, a := range c.Args {
-		if i > 0 {
-			prompt += " "
-		}
-		prompt += a
-	}
-	r, err := l.Sample(c.Ctx, train.SampleOptions{Prompt: prompt, Tokens: tokens, Temperature: temperature, TopK: topK, Seed: uint64(seed)})
+	o.Prompt = strings.Join(c.Args, " ")
+	result, err := l.Sample(c.Ctx, o)
 	if err != nil {
 		return err
 	}
-	c.Session.Remember("sample", r)
-	return c.Emit(SampleText{r})
+	c.Session.Remember("sample", result)
+	return c.Emit(SampleText{result})
 }
 
 func runBenchTrain(c *Call) error {
-	steps, err := c.Int("steps")
+	steps, err := option.ParseInt("steps", c.String("steps"))
 	if err != nil {
-		return err
+		return Usagef("%v", err)
 	}
 	names := c.Strings("backends")
 	if len(names) == 0 {

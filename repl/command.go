@@ -11,19 +11,79 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/ecpi-dev/ecpi/option"
 )
 
 // Option is one key=value option of a command.
 type Option struct {
 	Name    string
+	Aliases []string // other names accepted for it (older spellings)
 	Default string
 	Help    string
 	// Values lists completion candidates for the REPL (nil: free text). It may
 	// read the session (e.g. checkpoint files of the current run folder).
 	Values func(s *Session) []string
+	// Check validates a value as soon as it is typed (nil: any text), so a
+	// bad value is refused by the parser, by `set` and by scripts alike.
+	Check func(value string) error
+}
+
+// matches reports whether name is the option's name or one of its aliases.
+func (o Option) matches(name string) bool { return o.Name == name || slices.Contains(o.Aliases, name) }
+
+// fromInfo turns a model or training option into a command option.
+func fromInfo(info option.Info) Option {
+	o := Option{Name: info.Name, Aliases: info.Aliases, Default: info.Default, Help: info.Help, Check: info.Check}
+	if values := info.Values; values != nil {
+		o.Values = func(*Session) []string { return values }
+	}
+	return o
+}
+
+// IntOption is an integer option checked by the rules.
+func IntOption(name, def, help string, rules ...option.Rule[int]) Option {
+	return Option{Name: name, Default: def, Help: help, Check: func(v string) error {
+		_, err := option.ParseInt(name, v, rules...)
+		return err
+	}}
+}
+
+// FloatOption is a finite number checked by the rules.
+func FloatOption(name, def, help string, rules ...option.Rule[float64]) Option {
+	return Option{Name: name, Default: def, Help: help, Check: func(v string) error {
+		_, err := option.ParseFloat(name, v, rules...)
+		return err
+	}}
+}
+
+// IntsOption is a comma-separated list of integers checked by the rules.
+func IntsOption(name, def, help string, rules ...option.Rule[int]) Option {
+	return Option{Name: name, Default: def, Help: help, Check: func(v string) error {
+		_, err := option.ParseInts(name, v, rules...)
+		return err
+	}}
+}
+
+// ChoiceOption takes one of a closed set of values.
+func ChoiceOption(name, def, help string, values ...string) Option {
+	return Option{Name: name, Default: def, Help: help, Values: func(*Session) []string { return values },
+		Check: func(v string) error {
+			_, err := option.ParseChoice(name, v, values)
+			return err
+		}}
+}
+
+// ListOption is a comma-separated list of distinct words from values().
+func ListOption(name, def, help string, values func() []string) Option {
+	return Option{Name: name, Default: def, Help: help, Values: func(*Session) []string { return values() },
+		Check: func(v string) error {
+			_, err := option.ParseList(name, v, values())
+			return err
+		}}
 }
 
 // Command is one verb of the language. Name may hold two words ("bench attention").
@@ -35,7 +95,10 @@ type Command struct {
 	Args    string
 	Details string
 	Options []Option
-	Run     func(c *Call) error
+	// AnyOption makes the command accept every option any command declares
+	// (`set`), with that command's check.
+	AnyOption bool
+	Run       func(c *Call) error
 }
 
 // Call is one invocation of a command: its options resolved against the
@@ -116,57 +179,59 @@ func (c *Call) String(name string) string {
 	panic(fmt.Sprintf("repl: command %q has no option %q", c.Command.Name, name))
 }
 
-func (c *Call) option(name string) *Option {
-	for i := range c.Command.Options {
-		if c.Command.Options[i].Name == name {
-			return &c.Command.Options[i]
-		}
-	}
-	return nil
+func (c *Call) option(name string) *Option { return c.Command.lookup(name) }
+
+// Reader reads typed option values of a call and keeps the first error, so a
+// command reads all its options and checks once:
+//
+//	r := c.Read()
+//	tokens, temperature := r.Int("tokens"), r.Float("temperature")
+//	if err := r.Err(); err != nil { return err }
+type Reader struct {
+	call *Call
+	err  error
 }
 
-// Int parses an integer option.
-func (c *Call) Int(name string) (int, error) {
-	v := c.String(name)
-	n, err := strconv.Atoi(v)
+// Read starts reading the call's options.
+func (c *Call) Read() *Reader { return &Reader{call: c} }
+
+func (r *Reader) keep(err error) {
+	if err != nil && r.err == nil {
+		r.err = Usagef("%v", err)
+	}
+}
+
+// Err is the first error met, as a usage error.
+func (r *Reader) Err() error { return r.err }
+
+// Int reads an integer option.
+func (r *Reader) Int(name string) int {
+	n, err := option.ParseInt(name, r.call.String(name))
+	r.keep(err)
+	return n
+}
+
+// Ints reads a comma-separated list of integers ("1024,2048").
+func (r *Reader) Ints(name string) []int {
+	ns, err := option.ParseInts(name, r.call.String(name))
+	r.keep(err)
+	return ns
+}
+
+// Float reads a finite number.
+func (r *Reader) Float(name string) float64 {
+	f, err := option.ParseFloat(name, r.call.String(name))
+	r.keep(err)
+	return f
+}
+
+// Bool reads true/false (yes/no, on/off, 1/0).
+func (r *Reader) Bool(name string) bool {
+	b, err := option.ParseBool(r.call.String(name))
 	if err != nil {
-		return 0, Usagef("option %s=%q must be an integer", name, v)
+		r.keep(fmt.Errorf("option %s=%q must be true or false", name, r.call.String(name)))
 	}
-	return n, nil
-}
-
-// Ints parses a comma-separated list of integers ("1024,2048").
-func (c *Call) Ints(name string) ([]int, error) {
-	var out []int
-	for _, part := range c.Strings(name) {
-		n, err := strconv.Atoi(part)
-		if err != nil {
-			return nil, Usagef("option %s=%q must be a comma-separated list of integers", name, c.String(name))
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// Float parses a floating-point option.
-func (c *Call) Float(name string) (float64, error) {
-	v := c.String(name)
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0, Usagef("option %s=%q must be a number", name, v)
-	}
-	return f, nil
-}
-
-// Bool parses a boolean option (true/false, yes/no, on/off, 1/0).
-func (c *Call) Bool(name string) (bool, error) {
-	switch strings.ToLower(c.String(name)) {
-	case "true", "yes", "on", "1":
-		return true, nil
-	case "false", "no", "off", "0", "":
-		return false, nil
-	}
-	return false, Usagef("option %s=%q must be true or false", name, c.String(name))
+	return b
 }
 
 // Strings splits a comma-separated option, dropping empty parts.
@@ -292,10 +357,16 @@ func Parse(words []string) (*Invocation, error) {
 			return nil, Usagef("%s: unknown flag %q (flags: --json, --help)", cmd.Name, w)
 		case isOption(w):
 			name, value, _ := strings.Cut(w, "=")
-			if !cmd.hasOption(name) {
+			opt := cmd.lookup(name)
+			if opt == nil {
 				return nil, unknownOption(cmd, name)
 			}
-			inv.Options[name] = value
+			if opt.Check != nil {
+				if err := opt.Check(value); err != nil {
+					return nil, Usagef("%s: %v", cmd.Name, err)
+				}
+			}
+			inv.Options[opt.Name] = value
 		default:
 			if cmd.Args == "" {
 				return nil, Usagef("%s takes no argument %q; options are key=value (see %q)", cmd.Name, w, cmd.Name+" --help")
@@ -321,18 +392,44 @@ func isOption(w string) bool {
 	return true
 }
 
-func (c *Command) hasOption(name string) bool {
-	for _, o := range c.Options {
-		if o.Name == name {
-			return true
+func (c *Command) hasOption(name string) bool { return c.lookup(name) != nil }
+
+// lookup finds an option by name or alias.
+func (c *Command) lookup(name string) *Option {
+	opts := c.AllOptions()
+	for i := range opts {
+		if opts[i].matches(name) {
+			return &opts[i]
 		}
 	}
-	return false
+	return nil
+}
+
+// AllOptions is the command's options; for a command that takes any option
+// (`set`), every option of every other command, once each by name.
+func (c *Command) AllOptions() []Option {
+	if !c.AnyOption {
+		return c.Options
+	}
+	var out []Option
+	seen := map[string]bool{}
+	for _, cmd := range Commands() {
+		if cmd.AnyOption {
+			continue
+		}
+		for _, opt := range cmd.Options {
+			if !seen[opt.Name] {
+				seen[opt.Name] = true
+				out = append(out, opt)
+			}
+		}
+	}
+	return out
 }
 
 func unknownOption(c *Command, name string) error {
 	var names []string
-	for _, o := range c.Options {
+	for _, o := range c.AllOptions() {
 		names = append(names, o.Name)
 	}
 	if len(names) == 0 {
@@ -482,20 +579,21 @@ func HelpText(c *Command) string {
 	if c.Args != "" {
 		fmt.Fprintf(&b, " %s", c.Args)
 	}
-	if len(c.Options) > 0 {
+	opts := c.AllOptions()
+	if len(opts) > 0 {
 		b.WriteString(" [key=value ...]")
 	}
 	b.WriteString(" [--json]\n")
 	if c.Details != "" {
 		fmt.Fprintf(&b, "\n%s\n", strings.TrimRight(c.Details, "\n"))
 	}
-	if len(c.Options) > 0 {
+	if len(opts) > 0 {
 		b.WriteString("\noptions:\n")
 		width := 0
-		for _, o := range c.Options {
+		for _, o := range opts {
 			width = max(width, len(o.Name)+len(o.Default)+1)
 		}
-		for _, o := range c.Options {
+		for _, o := range opts {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, o.Name+"="+o.Default, o.Help)
 		}
 	}

@@ -163,7 +163,7 @@ func argumentWords(s *Session, cmd *Command, rest []string, current string) []Su
 	if values, ok := positionalValues[cmd.Name]; ok && (positionals == 0 || strings.HasSuffix(cmd.Args, "...")) {
 		out = append(out, values(s)...)
 	}
-	for _, opt := range cmd.Options {
+	for _, opt := range cmd.AllOptions() {
 		if typed[opt.Name] {
 			continue
 		}
@@ -181,12 +181,7 @@ func argumentWords(s *Session, cmd *Command, rest []string, current string) []Su
 // valueWords are the values of option name; for a comma-separated list, the
 // items not in it yet.
 func valueWords(s *Session, cmd *Command, done []string, name, value string) []Suggestion {
-	var opt *Option
-	for i := range cmd.Options {
-		if cmd.Options[i].Name == name {
-			opt = &cmd.Options[i]
-		}
-	}
+	opt := cmd.lookup(name)
 	if opt == nil {
 		return nil
 	}
@@ -210,9 +205,11 @@ func optionValues(s *Session, cmd *Command, opt *Option, done []string, typed st
 		if opt.Name == "model" {
 			return familySuggestions()
 		}
-		for _, info := range models.OptionsFor(familyOf(s, cmd, done)) {
-			if info.Name == opt.Name && info.Values != nil {
-				return plainSuggestions(info.Values, info.Help)
+		if f, ok := models.FamilyByName(familyOf(s, cmd, done)); ok {
+			for _, info := range f.Options() {
+				if info.Name == opt.Name && info.Values != nil {
+					return plainSuggestions(info.Values, info.Help)
+				}
 			}
 		}
 	}
@@ -239,7 +236,7 @@ func familyOf(s *Session, cmd *Command, done []string) string {
 	if family, ok := s.Get("model"); ok {
 		return family
 	}
-	return "ecp"
+	return models.DefaultFamily()
 }
 
 // describeValues gives model families and datasets their one-line summaries,

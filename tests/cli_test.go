@@ -87,9 +87,9 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 	}{
 		{[]string{"trian"}, `unknown command "trian" (did you mean "train"?)`},
 		{[]string{"cost", "modle=ecp"}, `unknown option "modle" (did you mean "model"?)`},
-		{[]string{"cost", "model=ecp", "n=100", "segment=7"}, "segment size 7 must divide sequence length 100"},
-		{[]string{"cost", "model=local", "window=600", "n=512"}, "window 600 must be at least 1 and smaller than sequence length 512"},
-		{[]string{"bench", "attention", "variants=ecp,nope"}, `unknown variant "nope"`},
+		{[]string{"cost", "model=ecp", "n=100", "segment=7"}, "half_segment=7 must divide sequence length n=100"},
+		{[]string{"cost", "model=local", "window=600", "n=512"}, "window k=600 must be smaller than sequence length n=512"},
+		{[]string{"bench", "attention", "variants=ecp,nope"}, `option variants=: unknown value "nope"`},
 		{[]string{"bench", "atention"}, `did you mean "bench attention"?`},
 		{[]string{"train", "data=nowhere", "steps=1"}, "nowhere"},
 	}

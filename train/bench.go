@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/ecpi-dev/ecpi/models"
 )
 
 // BenchResult is the training speed of one backend.
@@ -20,25 +22,27 @@ func (b *BenchResult) Text() string {
 	return fmt.Sprintf("%-8s %s: %.0f tokens/s, %.1f ms/step (%d steps)", b.Backend, b.Model, b.TokensPerS, b.MsPerStep, b.Steps)
 }
 
-// BenchModel is the fixed small model `bench train` times: ECP, n=256, d=64,
-// 4 heads, 2 layers, half-segments of 32, batches of 8.
-var BenchModel = map[string]string{"model": "ecp", "n": "256", "dim": "64", "heads": "4", "layers": "2", "segment": "32"}
+// BenchConfig is the fixed small model `bench train` times for a family:
+// n=256, d=64, 4 heads, 2 layers, window (half-segment, block) 32.
+func BenchConfig(family string) (models.Config, error) {
+	cfg, err := models.Parse(map[string]string{"model": family, "n": "256", "dim": "64", "heads": "4", "layers": "2"})
+	if err != nil {
+		return cfg, err
+	}
+	cfg = cfg.WithWindow(32)
+	return cfg, cfg.Validate()
+}
 
-// Bench trains BenchModel (family overridable) on the opticks corpus for
+// Bench trains BenchConfig(family) on the opticks corpus, batches of 8, for
 // `steps` steps on the backend named and reports the speed of the steps after
 // the first (which compiles). The run folder is temporary.
 func Bench(ctx context.Context, backend, family string, steps int) (*BenchResult, error) {
-	values := map[string]string{"data": "opticks", "batch": "8", "steps": fmt.Sprint(steps + 1), "eval_every": "0",
-		"eval_batches": "1", "keep": "1", "backend": backend}
-	for k, v := range BenchModel {
-		values[k] = v
-	}
-	if family != "" && family != "ecp" {
-		values["model"] = family
-		delete(values, "segment")
-	}
-	o, err := ParseOptions(values)
+	o, err := ParseOptions(map[string]string{"data": "opticks", "batch": "8", "steps": fmt.Sprint(steps + 1), "eval_every": "0",
+		"eval_batches": "1", "keep": "1", "backend": backend})
 	if err != nil {
+		return nil, err
+	}
+	if o.Model, err = BenchConfig(family); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "ecpi-bench")

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
+	"github.com/ecpi-dev/ecpi/models"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -26,17 +27,17 @@ import (
 // complete or absent; state.json records variables.bin's SHA-256, so a
 // damaged file is refused instead of loaded.
 type Manifest struct {
-	Format    int               `json:"format"`
-	Family    string            `json:"family"`
-	Config    map[string]string `json:"config"` // the resolved model config (models.Config.Options)
-	Task      string            `json:"task"`
-	Options   Options           `json:"options"`
-	Step      int               `json:"step"`
-	Batcher   data.BatchState   `json:"batcher"`
-	Losses    []float64         `json:"losses"` // train loss of every step so far
-	Eval      *Eval             `json:"eval,omitempty"`
-	Variables []SavedVariable   `json:"variables"`
-	SHA256    string            `json:"sha256"`
+	Format    int             `json:"format"`
+	Family    string          `json:"family"`
+	Config    models.Config   `json:"config"` // the resolved model config, as its options
+	Task      string          `json:"task"`
+	Options   Options         `json:"options"`
+	Step      int             `json:"step"`
+	Batcher   data.BatchState `json:"batcher"`
+	Losses    []float64       `json:"losses"` // train loss of every step so far
+	Eval      *Eval           `json:"eval,omitempty"`
+	Variables []SavedVariable `json:"variables"`
+	SHA256    string          `json:"sha256"`
 }
 
 // SavedVariable locates one variable in variables.bin.
@@ -49,7 +50,10 @@ type SavedVariable struct {
 }
 
 const (
-	manifestFormat = 1
+	// manifestFormat 2: the models follow the ECP authors' code (shared
+	// key/value projections, LayerNorm ε 1e-5, PyTorch's initialisation), so
+	// format-1 weights belong to other networks.
+	manifestFormat = 2
 	manifestFile   = "state.json"
 	variablesFile  = "variables.bin"
 	ckptPrefix     = "ckpt-"
@@ -204,6 +208,9 @@ func LoadManifest(path string) (*Manifest, string, error) {
 	var m Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, "", fmt.Errorf("checkpoint %s is corrupt: state.json: %v", dir, err)
+	}
+	if m.Format == 1 {
+		return nil, "", fmt.Errorf("checkpoint %s was saved by an older ecpi whose models differ from today's (format 1); train it again", dir)
 	}
 	if m.Format != manifestFormat || m.Family == "" {
 		return nil, "", fmt.Errorf("checkpoint %s is corrupt or not an ecpi checkpoint (format %d, family %q)", dir, m.Format, m.Family)

@@ -32,8 +32,8 @@ func TestClassifierEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if whole.Task != TaskClassify || whole.Config["n"] != "32" || whole.ValidAcc == nil {
-		t.Fatalf("task %s, n %s, valid acc %v; want classify, 32, an accuracy", whole.Task, whole.Config["n"], whole.ValidAcc)
+	if whole.Task != TaskClassify || whole.Config.Get("n") != "32" || whole.ValidAcc == nil {
+		t.Fatalf("task %s, n %s, valid acc %v; want classify, 32, an accuracy", whole.Task, whole.Config.Get("n"), whole.ValidAcc)
 	}
 	if *whole.ValidAcc < 0 || *whole.ValidAcc > 1 || whole.ValidLoss <= 0 || whole.ValidPPL != 0 {
 		t.Errorf("valid acc %g, loss %g, ppl %g", *whole.ValidAcc, whole.ValidLoss, whole.ValidPPL)
@@ -87,7 +87,7 @@ func TestClassifierFamilies(t *testing.T) {
 			t.Errorf("%s: %v", family["model"], err)
 			continue
 		}
-		if r.ValidAcc == nil || r.Steps != 2 || r.Config["causal"] != family["causal"] && family["causal"] != "" {
+		if r.ValidAcc == nil || r.Steps != 2 || r.Config.Get("causal") != family["causal"] && family["causal"] != "" {
 			t.Errorf("%s: steps %d, acc %v, config %v", family["model"], r.Steps, r.ValidAcc, r.Config)
 		}
 	}
@@ -104,7 +104,7 @@ func TestDataOptionRules(t *testing.T) {
 		{map[string]string{"model": "full", "data": "opticks", "n": "32", "examples": "0", "causal": "false"}, "classification only"},
 		{map[string]string{"model": "full", "data": "assoc", "n": "16", "causal": "false"}, "classification only"},
 		{map[string]string{"model": "full", "data": "assoc", "n": "15"}, "n=15 must be even"},
-		{map[string]string{"model": "ecp", "data": "listops", "n": "30", "segment": "8"}, "segment size 8 must divide sequence length 30"},
+		{map[string]string{"model": "ecp", "data": "listops", "n": "30", "segment": "8"}, "half_segment=8 must divide sequence length n=30"},
 	}
 	for _, c := range cases {
 		_, err := newSession(tinyTask(t, c.values), nil)

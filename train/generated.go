@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -119,14 +120,9 @@ func generatedNames(kind string) []string {
 }
 
 // generatedParams resolves a generated set's options: n from the model
-// options (else the set's default), the distance (else n/2) and the tokenizer.
-func generatedParams(o Options, g generatedSet, modelValues map[string]string) (genParams, error) {
-	p := genParams{n: g.defaultN, distance: o.Distance}
-	if v, given := modelValues["n"]; given {
-		if _, err := fmt.Sscan(v, &p.n); err != nil {
-			return p, fmt.Errorf("option n=%q must be an integer", v)
-		}
-	}
+// config (0: the set's default), the distance (else n/2) and the tokenizer.
+func generatedParams(o Options, g generatedSet, n int) (genParams, error) {
+	p := genParams{n: cmp.Or(n, g.defaultN), distance: o.Distance}
 	if p.distance == 0 {
 		p.distance = p.n / 2
 	}

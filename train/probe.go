@@ -3,7 +3,6 @@ package train
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -15,7 +14,7 @@ import (
 // AttentionMap is one layer's attention for one input: Weights[head][query][key]
 // over absolute positions (queries of PerceiverAR's layer 0 are its latents,
 // the last len(Weights[h]) positions). Alpha[head][query] is π-Attention's gate
-// (nil for other families). Skip[head][query][key] marks π's skip keys.
+// (nil for patterns without a gate).
 type AttentionMap struct {
 	Layer    int           `json:"layer"`
 	Pattern  string        `json:"pattern"`
@@ -27,15 +26,14 @@ type AttentionMap struct {
 
 // Attention runs the loaded model on tokens (n of them; see InputTokens) and
 // returns the attention weights of every layer and head: softmax(q·kᵀ/√dh)
-// over K(i), with π's log α / log(1-α) priors (the "prior" fusion; for the
-// "mix" fusion these are the weights before mixing).
+// over K(i), shaped by the gate of a gated pattern (models.DenseWeights).
 func (l *Loaded) Attention(tokens []int32) ([]AttentionMap, error) {
 	m := *l.model // a copy, so the probe does not stay on the shared model
 	var maps []AttentionMap
 	var nodes []*graph.Node
 	m.Probe = &models.Probe{Attention: func(layer int, p models.Pattern, q, k, alpha *graph.Node) {
 		maps = append(maps, AttentionMap{Layer: layer, Pattern: p.Name(), pattern: p, hasAlpha: alpha != nil})
-		nodes = append(nodes, denseWeights(p, q, k, alpha))
+		nodes = append(nodes, models.DenseWeights(p, q, k, alpha))
 		if alpha != nil {
 			nodes = append(nodes, alpha)
 		}
@@ -79,39 +77,6 @@ func rows3(flat []float32, a, b, c int) [][][]float32 {
 	return out
 }
 
-// denseWeights is the attention of pattern p as a dense [B, H, queries, keys]
-// matrix, zero outside K(i).
-func denseWeights(p models.Pattern, q, k, alpha *graph.Node) *graph.Node {
-	g := q.Graph()
-	heads, queries, keys, dh := q.Shape().Dim(1), q.Shape().Dim(2), k.Shape().Dim(2), q.Shape().Dim(3)
-	offset := keys - queries // PerceiverAR's latents sit at the end
-	scores := graph.MulScalar(graph.Einsum("bhqd,bhkd->bhqk", q, k), 1/math.Sqrt(float64(dh)))
-	allowed := make([]bool, heads*queries*keys)
-	skip := make([]bool, heads*queries*keys)
-	pi, isPi := p.(models.Pi)
-	for h := range heads {
-		for i := range queries {
-			for j := range keys {
-				at := (h*queries+i)*keys + j
-				allowed[at] = p.Allows(h, offset+i, j)
-				skip[at] = isPi && pi.IsSkip(h, offset+i, j)
-			}
-		}
-	}
-	mask := graph.Const(g, tensors.FromFlatDataAndDimensions(allowed, 1, heads, queries, keys))
-	if alpha != nil && pi.Fusion == models.FusionPrior {
-		a := graph.InsertAxes(alpha, -1) // [B, H, n, 1]
-		isSkip := graph.Const(g, tensors.FromFlatDataAndDimensions(skip, 1, heads, queries, keys))
-		prior := graph.Where(isSkip, graph.BroadcastToDims(graph.Log(graph.OneMinus(a)), scores.Shape().Dimensions...),
-			graph.BroadcastToDims(graph.Log(a), scores.Shape().Dimensions...))
-		scores = graph.Add(scores, prior)
-	}
-	mask = graph.BroadcastToDims(mask, scores.Shape().Dimensions...)
-	lowest := graph.Scalar(g, scores.DType(), -1e30)
-	weights := graph.Softmax(graph.Where(mask, scores, graph.BroadcastToDims(lowest, scores.Shape().Dimensions...)), -1)
-	return graph.Where(mask, weights, graph.ZerosLike(weights))
-}
-
 // InputTokens turns a text (LM) into the model's n input tokens, as sample
 // does; a classifier or retrieval model takes the first validation example.
 func (l *Loaded) InputTokens(text string) ([]int32, error) {
@@ -136,8 +101,8 @@ func (l *Loaded) InputTokens(text string) ([]int32, error) {
 	return padTo(first, 1, len(first), n), nil
 }
 
-// GateLayer is π-Attention's gate in one layer: the mean α of each head and
-// the share of each head's attention mass that lands on skip keys.
+// GateLayer is a gated attention's gate in one layer: the mean α of each head
+// and the share of each head's attention mass that lands on skip keys.
 type GateLayer struct {
 	Layer     int       `json:"layer"`
 	MeanAlpha []float64 `json:"mean_alpha"`
@@ -153,7 +118,7 @@ type GateReport struct {
 // Text is one line per layer.
 func (r *GateReport) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "π-Attention gate of %s: mean α per head (local share of the prior), attention mass on skip keys\n", r.Model)
+	fmt.Fprintf(&b, "gate of %s: mean α per head (local share of the prior), attention mass on skip keys\n", r.Model)
 	for _, l := range r.Layers {
 		fmt.Fprintf(&b, "layer %d  α %s  skip mass %s\n", l.Layer, floats(l.MeanAlpha), floats(l.SkipMass))
 	}
@@ -168,15 +133,18 @@ func floats(xs []float64) string {
 	return strings.Join(parts, " ")
 }
 
-// GateStatistics summarises π-Attention's gate from attention maps: mean α
-// over queries, and the mean over queries of the weight on skip keys.
+// GateStatistics summarises a gated attention from its maps: mean α over
+// queries (1/2 where the gate is off), and the mean over queries of the weight
+// on skip keys.
 func GateStatistics(model string, maps []AttentionMap) (*GateReport, error) {
 	r := &GateReport{Model: model}
 	for _, m := range maps {
-		pi, ok := m.pattern.(models.Pi)
-		if !ok {
-			return nil, fmt.Errorf("probe gate needs a π-Attention model; layer %d is %s", m.Layer, m.Pattern)
+		_, gated := m.pattern.(models.Gated)
+		skips, hasSkips := m.pattern.(models.SkipKeys)
+		if !gated || !hasSkips {
+			return nil, fmt.Errorf("probe gate needs a model whose attention has a gate and skip keys; layer %d is %s", m.Layer, m.Pattern)
 		}
+		offset := len(m.Weights[0][0]) - len(m.Weights[0]) // queries are the last positions
 		gl := GateLayer{Layer: m.Layer}
 		for h, rows := range m.Weights {
 			var alpha, mass float64
@@ -187,7 +155,7 @@ func GateStatistics(model string, maps []AttentionMap) (*GateReport, error) {
 					alpha += 0.5
 				}
 				for j, w := range row {
-					if pi.IsSkip(h, i, j) {
+					if skips.IsSkip(h, offset+i, j) {
 						mass += float64(w)
 					}
 				}

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -158,7 +157,7 @@ func Retrieval(ctx context.Context, o Options, distances []int, progress func(di
 		}
 		check := o
 		check.Distance = d
-		p, err := generatedParams(check, g, o.Model)
+		p, err := generatedParams(check, g, o.Model.SeqLen)
 		if err != nil {
 			return nil, err
 		}
@@ -167,8 +166,7 @@ func Retrieval(ctx context.Context, o Options, distances []int, progress func(di
 		}
 	}
 	if o.RunDir == "" { // one folder per experiment; milliseconds keep back-to-back experiments apart
-		family := cmp.Or(o.Model["model"], "ecp") // models.ParseConfig's default family
-		o.RunDir = filepath.Join(o.Home, "runs", fmt.Sprintf("retrieval-%s-%s-%s", family, o.Data, time.Now().Format("20060102-150405.000")))
+		o.RunDir = filepath.Join(o.Home, "runs", fmt.Sprintf("retrieval-%s-%s-%s", o.Model.Model, o.Data, time.Now().Format("20060102-150405.000")))
 	}
 	var out []*RetrievalResult
 	for _, d := range distances {

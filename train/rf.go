@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -62,21 +61,12 @@ func (r *RFResult) Text() string {
 }
 
 // RFBound is the analytical reach back from position i after `layers`
-// layers: local k·ℓ, π-Attention k·ℓ + π·ceil(log2 ℓ) (the paper's claim),
-// ECP back to the start of half-segment floor(i/h)-ℓ, full i; -1 for the
-// other families.
+// layers, as the family states it (local k·ℓ, π-Attention k·ℓ + π·ceil(log2 ℓ),
+// ECP back to the start of half-segment floor(i/h)-ℓ, ...); -1 for families
+// with no bound below i.
 func RFBound(cfg models.Config, i, layers int) int {
-	c := cfg.Resolved()
-	switch c.Model {
-	case "local":
-		return min(i, c.Window*layers)
-	case "pi":
-		return min(i, c.Window*layers+c.SkipPeriod*int(math.Ceil(math.Log2(float64(layers)))))
-	case "ecp":
-		first := max(0, i/c.Segment-layers) * c.Segment
-		return i - first
-	case "full":
-		return i
+	if bound, ok := cfg.ReceptiveFieldBound(i, layers); ok {
+		return bound
 	}
 	return -1
 }

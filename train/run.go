@@ -1,10 +1,10 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -38,27 +38,27 @@ type Progress struct {
 
 // Result is the outcome of a training run; its JSON is what `ecpi train --json` prints.
 type Result struct {
-	Model       string            `json:"model"`
-	Data        string            `json:"data"`
-	Task        string            `json:"task"`
-	Tokenizer   string            `json:"tokenizer,omitempty"`
-	Config      map[string]string `json:"config"`
-	Params      int64             `json:"params"`
-	Backend     string            `json:"backend"`
-	Devices     int               `json:"devices"`
-	Steps       int               `json:"steps"`
-	TrainLoss   float64           `json:"train_loss"` // mean of the last 10 steps
-	ValidLoss   float64           `json:"valid_loss"`
-	ValidPPL    float64           `json:"valid_ppl,omitempty"`
-	ValidBPC    float64           `json:"valid_bpc,omitempty"`
-	ValidAcc    *float64          `json:"valid_acc,omitempty"`
-	TokensPerS  float64           `json:"tokens_per_s"`
-	MsPerStep   float64           `json:"ms_per_step"`
-	Seconds     float64           `json:"seconds"`
-	Checkpoint  string            `json:"checkpoint"`
-	Run         string            `json:"run"`
-	Interrupted bool              `json:"interrupted,omitempty"`
-	Losses      []float64         `json:"losses"` // every step's train loss, from step 1
+	Model       string        `json:"model"`
+	Data        string        `json:"data"`
+	Task        string        `json:"task"`
+	Tokenizer   string        `json:"tokenizer,omitempty"`
+	Config      models.Config `json:"config"`
+	Params      int64         `json:"params"`
+	Backend     string        `json:"backend"`
+	Devices     int           `json:"devices"`
+	Steps       int           `json:"steps"`
+	TrainLoss   float64       `json:"train_loss"` // mean of the last 10 steps
+	ValidLoss   float64       `json:"valid_loss"`
+	ValidPPL    float64       `json:"valid_ppl,omitempty"`
+	ValidBPC    float64       `json:"valid_bpc,omitempty"`
+	ValidAcc    *float64      `json:"valid_acc,omitempty"`
+	TokensPerS  float64       `json:"tokens_per_s"`
+	MsPerStep   float64       `json:"ms_per_step"`
+	Seconds     float64       `json:"seconds"`
+	Checkpoint  string        `json:"checkpoint"`
+	Run         string        `json:"run"`
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Losses      []float64     `json:"losses"` // every step's train loss, from step 1
 }
 
 // Text is the human summary.
@@ -164,20 +164,23 @@ var resumable = []string{"steps", "eval_every", "eval_batches", "keep", "backend
 // the run, any other must repeat what the run was saved with.
 func checkOverride(o *Options, m *Manifest, name, value string) error {
 	if slices.Contains(resumable, name) {
-		return o.apply(map[string]string{name: value})
+		if err := optionTable.Set(o, name, value); err != nil {
+			return err
+		}
+		return o.Validate()
 	}
 	if name == "model" && value != m.Family {
 		return fmt.Errorf("it is a %s model, not %s", m.Family, value)
 	}
-	saved, isModel := m.Config[name]
-	if !isModel {
-		if !slices.ContainsFunc(optionTable, func(t OptionInfo) bool { return t.Name == name }) {
-			if models.IsOption(name) {
-				return fmt.Errorf("option %s does not apply to its model %s", name, m.Family)
-			}
+	saved := o.Get(name)
+	if !IsOption(name) {
+		if !models.IsOption(name) {
 			return fmt.Errorf("unknown option %q", name)
 		}
-		saved = o.get(name)
+		if !m.Config.Family().Reads(name) {
+			return fmt.Errorf("option %s does not apply to its model %s", name, m.Family)
+		}
+		saved = m.Config.Get(name)
 	}
 	if name != "model" && saved != value {
 		return fmt.Errorf("resume cannot change %s (saved with %s=%s); start a new run instead", name, name, saved)
@@ -234,68 +237,57 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 	return s, nil
 }
 
-// buildTask loads the data and derives the model config: the vocabulary from
-// the tokenizer (or dataset); n from the data for image sets, while a
-// generated set is made for the model's n.
+// buildTask loads the data and completes the model config: the vocabulary
+// from the tokenizer (or dataset); n from the data for image sets, while a
+// generated set is made for the model's n (0: the set's default) and a corpus
+// is cut into windows of n (0: models.DefaultSeqLen).
 func buildTask(o Options, kind string, saved *Manifest) (models.Config, task, error) {
 	if err := checkDataOptions(o); err != nil {
 		return models.Config{}, nil, err
 	}
-	values := maps.Clone(o.Model)
+	cfg := o.Model
 	if saved != nil {
-		values = saved.Config
+		cfg = saved.Config
 	}
 	var t task
-	if g, generated := generatedSets[o.Data]; generated {
-		p, err := generatedParams(o, g, values)
+	switch g, generated := generatedSets[o.Data]; {
+	case generated:
+		p, err := generatedParams(o, g, cfg.SeqLen)
 		if err != nil {
-			return models.Config{}, nil, err
+			return cfg, nil, err
 		}
 		if t, err = newGeneratedTask(o, g, p); err != nil {
-			return models.Config{}, nil, err
+			return cfg, nil, err
 		}
-		values = withValue(values, "n", fmt.Sprint(p.n))
-	} else if kind == TaskLM {
-		cfg, err := models.ParseConfig(withVocab(values, 256)) // n is needed before the data
-		if err != nil {
-			return models.Config{}, nil, err
+		cfg.SeqLen = p.n
+	case kind == TaskLM:
+		cfg.SeqLen = cmp.Or(cfg.SeqLen, models.DefaultSeqLen)
+		if err := cfg.Validate(); err != nil { // before reading the corpus
+			return cfg, nil, err
 		}
+		var err error
 		if t, err = newLMTask(o, cfg.SeqLen); err != nil {
-			return models.Config{}, nil, err
+			return cfg, nil, err
 		}
-	} else {
+	default:
 		ct, err := newImageTask(o)
 		if err != nil {
-			return models.Config{}, nil, err
+			return cfg, nil, err
 		}
-		if n, given := values["n"]; given && n != fmt.Sprint(ct.length) {
-			return models.Config{}, nil, fmt.Errorf("option n=%s: data %s has sequences of %d tokens, which sets n (leave n out)", n, o.Data, ct.length)
+		if cfg.SeqLen != 0 && cfg.SeqLen != ct.length {
+			return cfg, nil, fmt.Errorf("option n=%d: data %s has sequences of %d tokens, which sets n (leave n out)", cfg.SeqLen, o.Data, ct.length)
 		}
-		values = withValue(values, "n", fmt.Sprint(ct.length))
+		cfg.SeqLen = ct.length
 		t = ct
 	}
-	if v, ok := values["vocab"]; ok && saved != nil && v != fmt.Sprint(t.vocab()) {
-		return models.Config{}, nil, fmt.Errorf("checkpoint has vocab=%s but tokenizer %s has %d tokens: tokenizer and model do not match", v, o.Tokenizer, t.vocab())
+	if saved != nil && cfg.Vocab != t.vocab() {
+		return cfg, nil, fmt.Errorf("checkpoint has vocab=%d but tokenizer %s has %d tokens: tokenizer and model do not match", cfg.Vocab, o.Tokenizer, t.vocab())
 	}
-	cfg, err := models.ParseConfig(withVocab(values, t.vocab()))
-	if err == nil && !cfg.Causal && kind != TaskClassify {
-		err = fmt.Errorf("option causal=false lets every position see the tokens it must predict; it is for classification only, not data %s", o.Data)
+	cfg.Vocab = t.vocab()
+	if !cfg.Causal && kind != TaskClassify {
+		return cfg, nil, fmt.Errorf("option causal=false lets every position see the tokens it must predict; it is for classification only, not data %s", o.Data)
 	}
-	return cfg, t, err
-}
-
-func withVocab(values map[string]string, vocab int) map[string]string {
-	return withValue(values, "vocab", fmt.Sprint(vocab))
-}
-
-func withValue(values map[string]string, name, value string) map[string]string {
-	out := map[string]string{name: value}
-	for k, v := range values {
-		if k != name {
-			out[k] = v
-		}
-	}
-	return out
+	return cfg, t, cfg.Validate()
 }
 
 // prepareRunDir creates the run folder, refusing one that has checkpoints.
@@ -430,13 +422,13 @@ func (s *session) gradNorm() float64 {
 }
 
 func (s *session) save() (string, error) {
-	m := &Manifest{Format: manifestFormat, Family: s.model.Config.Model, Config: s.model.Config.Options(),
+	m := &Manifest{Format: manifestFormat, Family: s.model.Config.Model, Config: s.model.Config,
 		Task: s.task.kind(), Options: s.opts, Step: s.step, Batcher: s.task.state(), Losses: s.losses, Eval: s.lastEval}
 	return saveCheckpoint(s.opts.RunDir, m, s.store, s.opts.Keep)
 }
 
 func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
-	r := &Result{Model: s.model.Config.Model, Data: s.opts.Data, Task: s.task.kind(), Config: s.model.Config.Options(),
+	r := &Result{Model: s.model.Config.Model, Data: s.opts.Data, Task: s.task.kind(), Config: s.model.Config,
 		Params: countParams(s.store), Backend: s.backend.Name, Devices: s.opts.Devices, Steps: s.step, Seconds: elapsed.Seconds(),
 		Checkpoint: checkpoint, Run: s.opts.RunDir, Losses: s.losses}
 	if s.task.kind() == TaskLM || s.opts.Data == "passkey" {
