@@ -56,11 +56,12 @@ func init() {
 	})
 	Register(&Command{
 		Name:    "eval",
-		Summary: "evaluate a checkpoint: perplexity (windows of n+1, stride n/2), bits per character, or accuracy",
+		Summary: "evaluate a checkpoint: perplexity and bits per character (ecpi's or the ECP authors' protocol), or accuracy",
 		Options: []Option{
 			checkpointOption,
 			ChoiceOption("split", "valid", "valid or test", "valid", "test"),
 			IntOption("eval_batches", "0", "batches to evaluate (0: the whole split)", option.AtLeast(0)),
+			ChoiceOption("protocol", "", "language models: ecpi scores every target once, authors as the ECP paper (default: the run's)", train.Protocols...),
 			{Name: "model", Help: "refuse the checkpoint unless it is of this family"},
 			BackendOption,
 		},
@@ -195,7 +196,8 @@ func runEval(c *Call) error {
 			return fmt.Errorf("checkpoint %s is a %s model, not %s", path, m.Family, c.String("model"))
 		}
 	}
-	r, err := train.Evaluate(c.Ctx, train.EvalOptions{Checkpoint: path, Split: c.String("split"), Batches: batches, Backend: c.String("backend")})
+	r, err := train.Evaluate(c.Ctx, train.EvalOptions{Checkpoint: path, Split: c.String("split"), Batches: batches,
+		Protocol: c.String("protocol"), Backend: c.String("backend")})
 	if err != nil {
 		return err
 	}

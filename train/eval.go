@@ -23,11 +23,11 @@ func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t ta
 	e := &evaluator{model: m}
 	switch t := t.(type) {
 	case *lmTask:
-		// (tokens [B,n], targets [B,n], weights [B,n-start]) -> (Σ weight·nll, Σ weight)
+		// (tokens [B,n], targets [B,n], weights [B,n-start]) -> per window (Σ weight·nll, Σ weight) [B]
 		e.lmExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, targets, weights *graph.Node) (*graph.Node, *graph.Node) {
 			logits := m.Logits(scope, tokens)
 			nll := tokenNLL(logits, graph.SliceAxis(targets, 1, graph.AxisRangeToEnd(m.LossStart())))
-			return graph.ReduceAllSum(graph.Mul(nll, weights)), graph.ReduceAllSum(weights)
+			return graph.ReduceSum(graph.Mul(nll, weights), 1), graph.ReduceSum(weights, 1)
 		})
 	case *classTask:
 		// (tokens [B,n], labels [B], -1 for filler rows) -> (Σ nll, correct, count)
@@ -60,8 +60,26 @@ type EvalOptions struct {
 	Checkpoint string // checkpoint or run folder
 	Split      string // valid | test
 	Batches    int    // 0: the whole split
+	Protocol   string // language models: ProtocolECPI (default) or ProtocolAuthors
 	Backend    string
 }
+
+// evalSpec is one evaluation: the split, a cap on batches, the LM protocol.
+type evalSpec struct {
+	split    string
+	batches  int
+	protocol string
+}
+
+// The two ways of scoring a language model: ecpi's scores every target of the
+// split once; the authors' matches the ECP paper's numbers (see lmTask).
+const (
+	ProtocolECPI    = "ecpi"
+	ProtocolAuthors = "authors"
+)
+
+// Protocols lists the LM evaluation protocols.
+var Protocols = []string{ProtocolECPI, ProtocolAuthors}
 
 // EvalResult is a checkpoint's evaluation.
 type EvalResult struct {
@@ -85,7 +103,11 @@ func (r *EvalResult) Text() string {
 	if r.Task != TaskLM {
 		s += fmt.Sprintf("  acc %.2f%%", 100*r.Acc)
 	}
-	return s + fmt.Sprintf("  (%d scored)", r.Count)
+	s += fmt.Sprintf("  (%d scored", r.Count)
+	if r.Protocol != "" {
+		s += ", " + r.Protocol + " protocol"
+	}
+	return s + ")"
 }
 
 // Evaluate measures a checkpoint on a split: perplexity (and bits per
@@ -99,6 +121,9 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	split := o.Split
 	if split == "" {
 		split = "valid"
+	}
+	if o.Protocol != "" {
+		l.opts.Protocol = o.Protocol
 	}
 	e, err := l.evaluate(split, o.Batches)
 	if err != nil {

@@ -35,6 +35,7 @@ type Options struct {
 
 	EvalEvery   int    `json:"eval_every"`   // evaluate (and checkpoint) every this many steps; 0: at the end only
 	EvalBatches int    `json:"eval_batches"` // validation batches per evaluation; 0: the whole split
+	Protocol    string `json:"protocol"`     // how a language model is scored: ProtocolECPI or ProtocolAuthors
 	Seed        int64  `json:"seed"`
 	RunDir      string `json:"run"`     // run folder; "" = $ECPI_HOME/runs/<model>-<data>-<timestamp>
 	Keep        int    `json:"keep"`    // checkpoints kept
@@ -50,7 +51,7 @@ func DefaultOptions() Options {
 	return Options{
 		Model: models.DefaultConfig(models.DefaultFamily()), Data: "foldoc", Tokenizer: "byte", Home: data.Home(),
 		Steps: 200, Batch: 8, Accum: 1, LR: 3e-4, Beta1: 0.9, Beta2: 0.95, WeightDecay: 0.1, Clip: 1.0,
-		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Seed: 1, Keep: 3, Devices: 1,
+		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Protocol: ProtocolECPI, Seed: 1, Keep: 3, Devices: 1,
 	}
 }
 
@@ -72,6 +73,7 @@ var optionTable = option.Table[Options]{
 	option.Int("halve_every", "schedule=step: halve the rate every this many steps (0: steps/4)", func(o *Options) *int { return &o.HalveEvery }, option.AtLeast(0)),
 	option.Int("eval_every", "evaluate and checkpoint every this many steps (0: at the end)", func(o *Options) *int { return &o.EvalEvery }, option.AtLeast(0)),
 	option.Int("eval_batches", "validation batches per evaluation (0: the whole split)", func(o *Options) *int { return &o.EvalBatches }, option.AtLeast(0)),
+	option.Choice("protocol", "language models: ecpi scores every target once; authors as the ECP paper (window means at stride n/2; bytes: 1000 random batches)", Protocols, func(o *Options) *string { return &o.Protocol }),
 	option.Int64("seed", "seed of initialisation, dropout and batch order", func(o *Options) *int64 { return &o.Seed }),
 	option.Text("run", "run folder (default $ECPI_HOME/runs/<model>-<data>-<time>)", func(o *Options) *string { return &o.RunDir }),
 	option.Int("keep", "checkpoints kept in the run folder", func(o *Options) *int { return &o.Keep }, option.AtLeast(1)),

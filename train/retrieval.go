@@ -86,8 +86,9 @@ func answerGraph(m *models.Model) func(scope *model.Scope, in []*graph.Node) []*
 	}
 }
 
-func (t *retrievalTask) evaluate(r *evaluator, split string, batches int) (*Eval, error) {
-	all, err := t.evalBatches(split, batches)
+func (t *retrievalTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
+	split := spec.split
+	all, err := t.evalBatches(split, spec.batches)
 	if err != nil {
 		return nil, err
 	}

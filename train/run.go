@@ -158,7 +158,7 @@ func savedOptions(m *Manifest) Options {
 }
 
 // resumable are the options a resumed run may change.
-var resumable = []string{"steps", "eval_every", "eval_batches", "keep", "backend", "devices"}
+var resumable = []string{"steps", "eval_every", "eval_batches", "protocol", "keep", "backend", "devices"}
 
 // checkOverride applies an option given to resume: a resumable one changes
 // the run, any other must repeat what the run was saved with.
@@ -384,7 +384,7 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 func (s *session) evaluate(split string, batches int) (*Eval, error) {
 	e := newEvaluator(s.backend, s.store, s.model, s.task)
 	defer e.finalize()
-	return s.task.evaluate(e, split, batches)
+	return s.task.evaluate(e, evalSpec{split: split, batches: batches, protocol: s.opts.Protocol})
 }
 
 // trainStep runs one optimizer step (accum micro-batches) and returns its mean loss.

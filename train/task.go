@@ -1,8 +1,10 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -56,22 +58,24 @@ type task interface {
 	restore(data.BatchState)
 	predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node
 	loss(m *models.Model, labels, predictions []*graph.Node) *graph.Node
-	evaluate(r *evaluator, split string, batches int) (*Eval, error)
+	evaluate(r *evaluator, spec evalSpec) (*Eval, error)
 }
 
 // Eval is a validation or test measurement.
 type Eval struct {
-	Split   string  `json:"split"`
-	Loss    float64 `json:"loss"`              // mean nats per scored token (LM) or example
-	PPL     float64 `json:"ppl,omitempty"`     // exp(loss), LM
-	BPC     float64 `json:"bpc,omitempty"`     // bits per character, byte-level LM
-	Acc     float64 `json:"acc,omitempty"`     // classification accuracy
-	Count   int64   `json:"count"`             // scored tokens (LM) or examples
-	Windows int     `json:"windows,omitempty"` // LM: windows of n+1 tokens at stride n/2
+	Split    string  `json:"split"`
+	Loss     float64 `json:"loss"`               // mean nats per scored token (LM) or example
+	PPL      float64 `json:"ppl,omitempty"`      // exp(loss), LM
+	BPC      float64 `json:"bpc,omitempty"`      // bits per character, byte-level LM
+	Acc      float64 `json:"acc,omitempty"`      // classification accuracy
+	Count    int64   `json:"count"`              // scored tokens (LM) or examples
+	Windows  int     `json:"windows,omitempty"`  // LM: windows of n+1 tokens scored
+	Protocol string  `json:"protocol,omitempty"` // LM: ProtocolECPI or ProtocolAuthors
 }
 
-// lmTask trains on random windows of a corpus and evaluates with the ECP
-// paper's protocol (windows of n+1 tokens, stride n/2, every target once).
+// lmTask trains on random windows of a corpus and evaluates with ecpi's
+// protocol (windows of n+1 tokens, stride n/2, every target once) or the ECP
+// authors' (see authorsWindowMeans and authorsRandomWindows).
 type lmTask struct {
 	tok     data.Tokenizer
 	corpus  *data.Corpus
@@ -139,21 +143,108 @@ func tokenNLL(logits, targets *graph.Node) *graph.Node {
 	return graph.Reshape(graph.Neg(logProbs), dims[0], dims[1])
 }
 
-func (t *lmTask) evaluate(r *evaluator, split string, batches int) (*Eval, error) {
-	tokens, err := t.corpus.Tokens(t.tok, split)
+func (t *lmTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
+	tokens, err := t.corpus.Tokens(t.tok, spec.split)
 	if err != nil {
 		return nil, err
 	}
+	var e *Eval
+	switch {
+	case spec.protocol == ProtocolAuthors && t.tok.Name() == "byte":
+		e, err = t.authorsRandomWindows(r, tokens, spec)
+	case spec.protocol == ProtocolAuthors:
+		e, err = t.authorsWindowMeans(r, tokens, spec)
+	default:
+		e, err = t.everyTargetOnce(r, tokens, spec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corpus %s, %s split: %w", t.corpus.Name, spec.split, err)
+	}
+	e.Split, e.Protocol = spec.split, spec.protocol
+	e.PPL = math.Exp(e.Loss)
+	if t.tok.Name() == "byte" {
+		e.BPC = e.Loss / math.Ln2
+	}
+	return e, nil
+}
+
+// everyTargetOnce is ecpi's protocol: windows of n+1 tokens at stride n/2,
+// every target of the split scored once (with at least n/2 tokens of context
+// after the first window), by the positions that carry the model's loss.
+func (t *lmTask) everyTargetOnce(r *evaluator, tokens []int32, spec evalSpec) (*Eval, error) {
 	windows, err := data.EvalWindows(tokens, t.n)
 	if err != nil {
-		return nil, fmt.Errorf("corpus %s, %s split: %w", t.corpus.Name, split, err)
+		return nil, err
 	}
-	if batches > 0 {
-		windows = windows[:min(len(windows), batches*t.batch)]
+	if spec.batches > 0 {
+		windows = windows[:min(len(windows), spec.batches*t.batch)]
 	}
+	var sumNLL, count float64
+	err = t.scoreWindows(r, windows, func(nll, scored []float32) {
+		for i := range nll {
+			sumNLL, count = sumNLL+float64(nll[i]), count+float64(scored[i])
+		}
+	})
+	return &Eval{Loss: sumNLL / max(count, 1), Count: int64(math.Round(count)), Windows: len(windows)}, err
+}
+
+// authorsWindowMeans is the ECP authors' perplexity (ECPTransformer_main.py,
+// compute_perplexity_huggingface): windows of n+1 tokens at stride n/2 from
+// the start, a tail that does not fill a window dropped; each window's mean
+// loss over all the positions the model scores (so overlapping targets count
+// twice), then the mean of the window means.
+func (t *lmTask) authorsWindowMeans(r *evaluator, tokens []int32, spec evalSpec) (*Eval, error) {
+	var windows []data.EvalWindow
+	for start := 0; start+t.n+1 <= len(tokens); start += max(1, t.n/2) {
+		windows = append(windows, data.EvalWindow{Start: start, Inputs: tokens[start : start+t.n], Targets: tokens[start+1 : start+t.n+1]})
+	}
+	if len(windows) == 0 {
+		return nil, fmt.Errorf("token stream of %d tokens is shorter than one window of n+1 = %d", len(tokens), t.n+1)
+	}
+	if spec.batches > 0 {
+		windows = windows[:min(len(windows), spec.batches*t.batch)]
+	}
+	return t.meanOfWindowMeans(r, windows)
+}
+
+// authorsRandomWindows is the ECP authors' character-level measurement
+// (MyNLPDataSet and the validation loop of ECPTransformer_main.py): batches of
+// windows of n+1 tokens at random starts (1000 batches; fewer with
+// eval_batches), the mean of the batch losses. The seed is fixed, so two
+// models see the same windows.
+func (t *lmTask) authorsRandomWindows(r *evaluator, tokens []int32, spec evalSpec) (*Eval, error) {
+	if len(tokens) < t.n+2 {
+		return nil, fmt.Errorf("token stream of %d tokens is shorter than one window of n+1 = %d", len(tokens), t.n+1)
+	}
+	batches := cmp.Or(spec.batches, authorsBatches)
+	rng := rand.New(rand.NewPCG(0xec9, uint64(t.n)))
+	windows := make([]data.EvalWindow, batches*t.batch)
+	for i := range windows {
+		start := rng.IntN(len(tokens) - t.n - 1)
+		windows[i] = data.EvalWindow{Start: start, Inputs: tokens[start : start+t.n], Targets: tokens[start+1 : start+t.n+1]}
+	}
+	return t.meanOfWindowMeans(r, windows) // every batch is full, so the mean of window means is the mean of batch means
+}
+
+// authorsBatches is the number of random batches the authors average.
+const authorsBatches = 1000
+
+func (t *lmTask) meanOfWindowMeans(r *evaluator, windows []data.EvalWindow) (*Eval, error) {
+	var sumMeans, count float64
+	err := t.scoreWindows(r, windows, func(nll, scored []float32) {
+		for i := range nll {
+			if scored[i] > 0 {
+				sumMeans, count = sumMeans+float64(nll[i]/scored[i]), count+float64(scored[i])
+			}
+		}
+	})
+	return &Eval{Loss: sumMeans / float64(len(windows)), Count: int64(math.Round(count)), Windows: len(windows)}, err
+}
+
+// scoreWindows runs the evaluation graph over windows in batches and hands
+// each real window's summed NLL and number of scored targets to add.
+func (t *lmTask) scoreWindows(r *evaluator, windows []data.EvalWindow, add func(nll, scored []float32)) error {
 	start := r.model.LossStart()
-	var sumNLL float64
-	var count int64
 	for i := 0; i < len(windows); i += t.batch {
 		group := windows[i:min(i+t.batch, len(windows))]
 		inputs, targets, weights := data.EvalBatch(padWindows(group, t.batch))
@@ -162,17 +253,12 @@ func (t *lmTask) evaluate(r *evaluator, split string, batches int) (*Eval, error
 			tensors.FromFlatDataAndDimensions(targets, t.batch, t.n),
 			tensors.FromFlatDataAndDimensions(sliceRows(weights, t.batch, t.n, start), t.batch, t.n-start))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		sumNLL += float64(outs[0].Value().(float32))
-		count += int64(math.Round(float64(outs[1].Value().(float32))))
+		real := len(group)
+		add(tensors.MustCopyFlatData[float32](outs[0])[:real], tensors.MustCopyFlatData[float32](outs[1])[:real])
 	}
-	e := &Eval{Split: split, Loss: sumNLL / float64(max(count, 1)), Count: count, Windows: len(windows)}
-	e.PPL = math.Exp(e.Loss)
-	if t.tok.Name() == "byte" {
-		e.BPC = e.Loss / math.Ln2
-	}
-	return e, nil
+	return nil
 }
 
 // padWindows fills a last, short group up to the batch size with copies of
@@ -302,8 +388,9 @@ func (t *classTask) loss(_ *models.Model, labels, predictions []*graph.Node) *gr
 	return graph.ReduceAllMean(tokenNLL(logits, graph.InsertAxes(labels[0], 1)))
 }
 
-func (t *classTask) evaluate(r *evaluator, split string, batches int) (*Eval, error) {
-	all, err := t.evalBatches(split, batches)
+func (t *classTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
+	split := spec.split
+	all, err := t.evalBatches(split, spec.batches)
 	if err != nil {
 		return nil, err
 	}

@@ -143,3 +143,32 @@ func TestEvaluationSeesTraining(t *testing.T) {
 		t.Errorf("valid loss %.6f unchanged after 3 steps at lr 1e-2", after.Loss)
 	}
 }
+
+// TestAuthorsProtocol: the ECP authors' byte-level measurement averages
+// batches of random windows, each scored on every position the model's loss
+// covers; ecpi's scores each target once. Both see the same weights.
+func TestAuthorsProtocol(t *testing.T) {
+	for _, model := range []map[string]string{{}, {"model": "perceiverar", "segment": "", "latents": "8"}} {
+		s, err := newSession(tiny(t, model), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, err := s.evaluate("valid", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.opts.Protocol = ProtocolAuthors
+		authors, err := s.evaluate("valid", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scored := int64(s.model.Config.SeqLen - s.model.LossStart())
+		if authors.Windows != 2*s.opts.Batch || authors.Count != int64(authors.Windows)*scored {
+			t.Errorf("%v: authors' protocol scored %d targets in %d windows, want 2 batches of %d windows × %d positions",
+				model, authors.Count, authors.Windows, s.opts.Batch, scored)
+		}
+		if authors.Protocol != ProtocolAuthors || ours.Protocol != ProtocolECPI || math.IsNaN(authors.Loss) || authors.Loss == ours.Loss {
+			t.Errorf("%v: protocols %q %q, losses %v %v: want two different measurements", model, ours.Protocol, authors.Protocol, ours.Loss, authors.Loss)
+		}
+	}
+}
