@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"github.com/ecpi-dev/ecpi/option"
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/layers/activation"
@@ -88,14 +86,8 @@ func (p Pi) skipSpec() blockSpec {
 	return spec
 }
 
-// stridedRows is the number of rows of the [rows, π] strided view.
-func (p Pi) stridedRows(n int) int {
-	maxPhase := p.Phase(p.Heads - 1)
-	return ceilDiv(n+maxPhase, p.SkipPeriod)
-}
-
 func (p Pi) ScoredPairs(n int) int64 {
-	skipPairs := int64(p.SkipPeriod) * p.skipSpec().scoredPairs(p.stridedRows(n))
+	skipPairs := int64(p.SkipPeriod) * p.skipSpec().scoredPairs(p.view(n).rows)
 	return p.local().ScoredPairs(n) + skipPairs
 }
 
@@ -134,9 +126,9 @@ func (p Pi) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 	n := q.Shape().Dim(2)
 	local := blockScores(q, k, v, p.local().spec(), p.local().mask)
-	skip := p.skipScores(q, k, v)
-	localScores, localMask := p.localPerQuery(local.scores, n), p.localPerQuery(local.mask, n)
-	skipScores, skipMask := p.skipPerQuery(skip.scores, n), p.skipPerQuery(skip.mask, n)
+	skip, view := p.skipScores(q, k, v)
+	localScores, localMask := local.perQuery(local.scores), local.perQuery(local.mask)
+	skipScores, skipMask := view.perQuery(skip.scores, n), view.perQuery(skip.mask, n)
 	localPrior, skipPrior := p.priors(q, alpha)
 
 	var localWeights, skipWeights *graph.Node
@@ -165,8 +157,8 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 		panic(fmt.Sprintf("pi: unknown fusion %q (want %q or %q)", p.Fusion, FusionPrior, FusionMix))
 	}
 	localWeights, skipWeights = drop.apply(localWeights), drop.apply(skipWeights)
-	localOut := local.weigh(p.localToBlocks(localWeights, local))
-	skipOut := p.skipOutput(skip, p.skipToBlocks(skipWeights, skip, n), n)
+	localOut := local.weigh(local.fromPerQuery(localWeights))
+	skipOut := view.output(skip, view.toBlocks(skipWeights, skip, n), n)
 	return graph.Add(localOut, skipOut)
 }
 
@@ -187,20 +179,12 @@ func maskedSoftmax(scores, mask *graph.Node) *graph.Node {
 	return graph.MaskedSoftmax(scores, mask, -1)
 }
 
-// skipMask is IsSkip in the strided layout [1, H·π, rows, ...]: channel
-// (h, c) holds positions c, c+π, c+2π, ... of head h, its keys delayed by φ_h,
-// so the key keyRow·π + c - φ_h sits m = queryRow - keyRow skips behind
-// query queryRow·π + c (forward skips: keyRow > queryRow).
-func (p Pi) skipMask(queryRow, keyRow *graph.Node, n int) *graph.Node {
+// skipMask is IsSkip in the strided view: the key of row keyRow sits
+// m = queryRow - keyRow skips behind the query of row queryRow in the same
+// channel (forward skips: keyRow > queryRow).
+func (p Pi) skipMask(view strided, queryRow, keyRow *graph.Node, n int) *graph.Node {
 	g := queryRow.Graph()
-	channel := graph.Iota(g, shapes.Make(dtypes.Int32, 1, p.Heads*p.SkipPeriod, 1, 1, 1), 1)
-	column := graph.Rem(channel, int32Scalar(g, p.SkipPeriod))
-	phase := graph.ZerosLike(channel)
-	if p.HeadPhase {
-		phase = graph.Div(graph.MulScalar(graph.Div(channel, int32Scalar(g, p.SkipPeriod)), p.SkipPeriod), int32Scalar(g, p.Heads))
-	}
-	query := graph.Add(graph.MulScalar(queryRow, p.SkipPeriod), column)
-	key := graph.Sub(graph.Add(graph.MulScalar(keyRow, p.SkipPeriod), column), phase)
+	query, key := view.positions(queryRow, keyRow, p.Heads)
 	valid := graph.LogicalAnd(within(query, n), within(key, n))
 	between := func(x *graph.Node, low, high int) *graph.Node {
 		return graph.LogicalAnd(graph.GreaterOrEqual(x, int32Scalar(g, low)), graph.LessOrEqual(x, int32Scalar(g, high)))
@@ -215,88 +199,22 @@ func (p Pi) skipMask(queryRow, keyRow *graph.Node, n int) *graph.Node {
 	return graph.LogicalAnd(valid, skip)
 }
 
-// localPerQuery turns block-form local scores [B, H, nb, k, 2k] into one row
-// per query [B, H, n, 2k].
-func (p Pi) localPerQuery(x *graph.Node, n int) *graph.Node {
-	dims := x.Shape().Dimensions
-	x = graph.Reshape(x, dims[0], dims[1], dims[2]*dims[3], dims[4])
-	return graph.SliceAxis(x, 2, graph.AxisRange(0, n))
-}
-
-// localToBlocks is the inverse of localPerQuery.
-func (p Pi) localToBlocks(x *graph.Node, local *blocked) *graph.Node {
-	dims := local.scores.Shape().Dimensions
-	x = padSeq(x, 2, 0, dims[2]*dims[3]-x.Shape().Dim(2))
-	return graph.Reshape(x, dims...)
-}
-
-// skipScores scores the skip keys in the strided layout: channel (h, c) holds
-// positions c, c+π, c+2π, ... of head h, with the keys of head h shifted by φ_h.
-func (p Pi) skipScores(q, k, v *graph.Node) *blocked {
+// skipScores scores the skip keys in the strided view of period π: channel
+// (h, c) holds positions c, c+π, c+2π, ... of head h, its keys delayed by φ_h.
+func (p Pi) skipScores(q, k, v *graph.Node) (*blocked, strided) {
 	n := q.Shape().Dim(2)
-	rows := p.stridedRows(n)
-	return blockScores(p.toStrided(q, rows, false), p.toStrided(k, rows, true), p.toStrided(v, rows, true),
-		p.skipSpec(), func(queryRow, keyRow *graph.Node) *graph.Node { return p.skipMask(queryRow, keyRow, n) })
+	view := p.view(n)
+	mask := func(queryRow, keyRow *graph.Node) *graph.Node { return p.skipMask(view, queryRow, keyRow, n) }
+	return blockScores(view.view(q, false), view.view(k, true), view.view(v, true), p.skipSpec(), mask), view
 }
 
-// toStrided maps [B, H, n, d] to [B, H·π, rows, d]: position r·π + c goes to
-// channel (h, c), row r. Keys are first delayed by their head's phase.
-func (p Pi) toStrided(x *graph.Node, rows int, delayByPhase bool) *graph.Node {
-	dims := x.Shape().Dimensions
-	batch, heads, n, headDim := dims[0], dims[1], dims[2], dims[3]
-	padded := rows * p.SkipPeriod
-	if delayByPhase && p.HeadPhase {
-		perHead := make([]*graph.Node, heads)
-		for head := range heads {
-			one := graph.SliceAxis(x, 1, graph.AxisRange(head, head+1))
-			perHead[head] = padSeq(one, 2, p.Phase(head), padded-n-p.Phase(head))
-		}
-		x = graph.Concatenate(perHead, 1)
-	} else {
-		x = padSeq(x, 2, 0, padded-n)
+// view is the strided layout of the skips.
+func (p Pi) view(n int) strided {
+	var delay func(int) int
+	if p.HeadPhase {
+		delay = p.Phase
 	}
-	x = graph.Reshape(x, batch, heads, rows, p.SkipPeriod, headDim)
-	x = graph.TransposeAllAxes(x, 0, 1, 3, 2, 4)
-	return graph.Reshape(x, batch, heads*p.SkipPeriod, rows, headDim)
-}
-
-// skipPerQuery turns strided block scores [B, H·π, nb, M, keys] into one row per
-// query in sequence order [B, H, n, keys].
-func (p Pi) skipPerQuery(x *graph.Node, n int) *graph.Node {
-	dims := x.Shape().Dimensions
-	batch, keys := dims[0], dims[4]
-	heads := dims[1] / p.SkipPeriod
-	rows := p.stridedRows(n)
-	x = graph.Reshape(x, batch, heads, p.SkipPeriod, dims[2]*dims[3], keys)
-	x = graph.SliceAxis(x, 3, graph.AxisRange(0, rows))
-	x = graph.TransposeAllAxes(x, 0, 1, 3, 2, 4)
-	x = graph.Reshape(x, batch, heads, rows*p.SkipPeriod, keys)
-	return graph.SliceAxis(x, 2, graph.AxisRange(0, n))
-}
-
-// skipToBlocks is the inverse of skipPerQuery.
-func (p Pi) skipToBlocks(x *graph.Node, skip *blocked, n int) *graph.Node {
-	dims := skip.scores.Shape().Dimensions
-	batch, heads, keys := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(3)
-	rows := p.stridedRows(n)
-	x = padSeq(x, 2, 0, rows*p.SkipPeriod-n)
-	x = graph.Reshape(x, batch, heads, rows, p.SkipPeriod, keys)
-	x = graph.TransposeAllAxes(x, 0, 1, 3, 2, 4)
-	x = padSeq(x, 3, 0, dims[2]*dims[3]-rows)
-	return graph.Reshape(x, batch, heads*p.SkipPeriod, dims[2], dims[3], keys)
-}
-
-// skipOutput weighs the strided value blocks and returns [B, H, n, d] in
-// sequence order.
-func (p Pi) skipOutput(skip *blocked, weights *graph.Node, n int) *graph.Node {
-	strided := skip.weigh(weights) // [B, H·π, rows, d]
-	dims := strided.Shape().Dimensions
-	batch, rows, headDim := dims[0], dims[2], dims[3]
-	heads := dims[1] / p.SkipPeriod
-	x := graph.Reshape(strided, batch, heads, p.SkipPeriod, rows, headDim)
-	x = graph.TransposeAllAxes(x, 0, 1, 3, 2, 4)
-	x = graph.Reshape(x, batch, heads, rows*p.SkipPeriod, headDim)
-	return graph.SliceAxis(x, 2, graph.AxisRange(0, n))
+	return newStrided(n, p.SkipPeriod, p.Heads, delay)
 }
 
 // DenseWeightsGated is π-Attention as a dense [B, H, n, n] matrix from its
