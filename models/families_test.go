@@ -39,6 +39,8 @@ var familyCases = []map[string]string{
 	{"model": "compressed", "latents": "12", "compress": "5", "residual": "aligned"},
 	{"model": "ssplit", "latents": "12", "splits": "4"},
 	{"model": "ssplit", "latents": "20", "splits": "3", "causal_context": "true", "n": "32"},
+	{"model": "longformer", "window": "3", "dilation": "1,2", "global": "2"},
+	{"model": "longformer", "window": "2", "dilation": "3", "global": "3", "causal": "false", "n": "29"},
 }
 
 func caseName(values map[string]string) string {
