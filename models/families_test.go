@@ -41,6 +41,8 @@ var familyCases = []map[string]string{
 	{"model": "ssplit", "latents": "20", "splits": "3", "causal_context": "true", "n": "32"},
 	{"model": "longformer", "window": "3", "dilation": "1,2", "global": "2"},
 	{"model": "longformer", "window": "2", "dilation": "3", "global": "3", "causal": "false", "n": "29"},
+	{"model": "bigbird", "block": "4", "global_blocks": "1", "random_blocks": "2"},
+	{"model": "bigbird", "block": "3", "global_blocks": "2", "random_blocks": "3", "causal": "false", "n": "30"},
 }
 
 func caseName(values map[string]string) string {
