@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: setup toolchain data xla-plugin kernel build demo test test-notebooks bench docker-test clean
+.PHONY: setup toolchain data xla-plugin kernel build demo test check test-notebooks bench docker-test clean
 
 ## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
 setup: toolchain data xla-plugin kernel build
@@ -29,6 +29,11 @@ demo: setup
 ## test: set up what is missing, then run every test (Go packages, CLI, REPL, notebooks).
 test: setup
 	bash scripts/test.sh
+
+## check: everyday work: go vet and the Go tests with -short on the Go backend (under a minute;
+## needs `make setup` once). `make test` is the whole suite.
+check: build
+	$(ENV) go vet ./... && GOMLX_BACKEND=go go test -short -count=1 ./...
 
 ## test-notebooks: only the notebooks, headless in quick mode (needs `make kernel`).
 test-notebooks: kernel

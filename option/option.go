@@ -100,15 +100,6 @@ func (t Table[S]) Lookup(name string) (Field[S], bool) {
 	return Field[S]{}, false
 }
 
-// Names lists the fields' names in table order.
-func (t Table[S]) Names() []string {
-	names := make([]string, len(t))
-	for i, f := range t {
-		names[i] = f.Name
-	}
-	return names
-}
-
 // Set sets one option by name.
 func (t Table[S]) Set(s *S, name, value string) error {
 	f, ok := t.Lookup(name)
@@ -124,15 +115,6 @@ func (t Table[S]) Get(s S, name string) string {
 		return f.Get(s)
 	}
 	return ""
-}
-
-// Values renders every field of s as name -> text.
-func (t Table[S]) Values(s S) map[string]string {
-	out := make(map[string]string, len(t))
-	for _, f := range t {
-		out[f.Name] = f.Get(s)
-	}
-	return out
 }
 
 // Rule is a constraint on a value of type T, with the words that state it in
@@ -153,11 +135,6 @@ type Number interface {
 // AtLeast: value >= min.
 func AtLeast[T Number](min T) Rule[T] {
 	return Rule[T]{func(v T) bool { return v >= min }, fmt.Sprintf("must be at least %v", min)}
-}
-
-// AtMost: value <= max.
-func AtMost[T Number](max T) Rule[T] {
-	return Rule[T]{func(v T) bool { return v <= max }, fmt.Sprintf("must be at most %v", max)}
 }
 
 // Positive: value > 0.
@@ -338,13 +315,3 @@ func Ints[S any](name, help string, field func(*S) *[]int, rules ...Rule[int]) F
 		})
 }
 
-// List is a comma-separated list of distinct words from a closed set (or any
-// words when values is nil); the list must not be empty.
-func List[S any](name, help string, values []string, field func(*S) *[]string) Field[S] {
-	kind := "comma-separated words"
-	if values != nil {
-		kind = "comma-separated, from: " + strings.Join(values, ", ")
-	}
-	return typed(name, help, kind, values, field, func(v string) ([]string, error) { return ParseList(name, v, values) },
-		func(words []string) string { return strings.Join(words, ",") })
-}

@@ -225,15 +225,6 @@ func (r *Reader) Float(name string) float64 {
 	return f
 }
 
-// Bool reads true/false (yes/no, on/off, 1/0).
-func (r *Reader) Bool(name string) bool {
-	b, err := option.ParseBool(r.call.String(name))
-	if err != nil {
-		r.keep(fmt.Errorf("option %s=%q must be true or false", name, r.call.String(name)))
-	}
-	return b
-}
-
 // Strings splits a comma-separated option, dropping empty parts.
 func (c *Call) Strings(name string) []string {
 	var out []string

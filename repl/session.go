@@ -65,11 +65,3 @@ func (s *Session) Remember(command string, result any) {
 	defer s.mu.Unlock()
 	s.results[command] = result
 }
-
-// Result returns the last result of a command.
-func (s *Session) Result(command string) (any, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.results[command]
-	return r, ok
-}

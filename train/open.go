@@ -5,8 +5,6 @@ import (
 
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
-	"github.com/ecpi-dev/ecpi/xla"
-	"github.com/gomlx/gomlx/ml/model"
 )
 
 // Loaded is a trained model opened from a checkpoint, for evaluation,
@@ -47,9 +45,6 @@ func (l *Loaded) CheckFamily(family string) error {
 
 // Model is the network; Store holds its variables; Backend runs it.
 func (l *Loaded) Model() *models.Model { return l.model }
-func (l *Loaded) Store() *model.Store  { return l.store }
-func (l *Loaded) Backend() *xla.Choice { return l.backend }
-func (l *Loaded) Options() Options     { return l.opts }
 
 // Tokenizer is the LM's tokenizer (nil for classifiers).
 func (l *Loaded) Tokenizer() data.Tokenizer {

@@ -2,10 +2,8 @@ package train
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
-	"time"
 )
 
 // Sparkline draws values as one line of block characters, resampled to at
@@ -40,26 +38,6 @@ func Sparkline(values []float64, width int) string {
 		b.WriteRune(levels[i])
 	}
 	return b.String()
-}
-
-// ProgressBar returns a progress callback that redraws one line on w
-// (normally stderr): step, bar, loss, learning rate, tokens/s and time left;
-// evaluations get a line of their own.
-func ProgressBar(w io.Writer) func(Progress) {
-	return func(p Progress) {
-		const width = 24
-		done := width * p.Step / max(p.Steps, 1)
-		bar := strings.Repeat("=", done) + strings.Repeat(" ", width-done)
-		eta := time.Duration(0)
-		if p.Step > 0 {
-			eta = p.Elapsed / time.Duration(p.Step) * time.Duration(p.Steps-p.Step)
-		}
-		fmt.Fprintf(w, "\r%*d/%d [%s] loss %.4f  lr %.2e  |g| %.2f  %.0f tok/s  eta %s   ",
-			len(fmt.Sprint(p.Steps)), p.Step, p.Steps, bar, p.Loss, p.LR, p.GradNorm, p.TokensPerS, eta.Round(time.Second))
-		if p.Eval != nil {
-			fmt.Fprintf(w, "\n  step %d: %s\n", p.Step, p.Eval.Summary())
-		}
-	}
 }
 
 // Summary is the evaluation on one line.

@@ -70,15 +70,12 @@ func DefaultFinder() *Finder {
 // Choose returns the backend to use; see the package documentation for the order.
 func Choose(requested string) (*Choice, error) { return DefaultFinder().Choose(requested) }
 
-// Open opens one named backend ("go", "xla:cpu", ...), as listed by Available.
-func Open(name string) (*Choice, error) { return DefaultFinder().Choose(name) }
-
 // Available lists every backend that could be opened here, best first, the Go backend last.
 func Available() []Candidate { return DefaultFinder().Available() }
 
-// Candidate is a backend that Open can open.
+// Candidate is a backend that Choose can open.
 type Candidate struct {
-	Name   string // pass to Open
+	Name   string // pass to Choose
 	Plugin string // "" for the Go backend
 }
 

@@ -2,7 +2,6 @@ package xla
 
 import (
 	"fmt"
-	"iter"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/distributed"
@@ -91,32 +90,4 @@ func (dp *DataParallel) TrainStep(trainer *train.Trainer, b train.Batch) ([]*ten
 		return nil, err
 	}
 	return trainer.DistributedTrainStep(distributed.AutoSharding, dp.Devices, db)
-}
-
-// Dataset wraps ds so that train.Loop and Trainer.Eval run it data-parallel.
-func (dp *DataParallel) Dataset(ds train.Dataset) train.DistributedDataset {
-	return &parallelDataset{Dataset: ds, dp: dp}
-}
-
-type parallelDataset struct {
-	train.Dataset
-	dp *DataParallel
-}
-
-func (p *parallelDataset) Strategy() distributed.Strategy        { return distributed.AutoSharding }
-func (p *parallelDataset) DeviceAssignment() []compute.DeviceNum { return p.dp.Devices }
-
-func (p *parallelDataset) DistributedIter() iter.Seq2[train.DistributedBatch, error] {
-	return func(yield func(train.DistributedBatch, error) bool) {
-		for b, err := range p.Dataset.Iter() {
-			if err != nil {
-				yield(train.DistributedBatch{}, err)
-				return
-			}
-			db, err := p.dp.Batch(b)
-			if !yield(db, err) || err != nil {
-				return
-			}
-		}
-	}
 }
