@@ -92,7 +92,7 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 // median wall time of o.Runs executions after one warm-up.
 func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (float64, error) {
 	exec, err := graph.NewExec(o.Backend, func(q, k, v *graph.Node) *graph.Node {
-		out := pattern.Attend(q, k, v, nil)
+		out := pattern.Attend(q, k, v, models.Dropout{})
 		loss := graph.ReduceAllSum(graph.Mul(out, out))
 		// One scalar that depends on every gradient: reading it waits for the
 		// whole backward pass without timing a large device-to-host copy.

@@ -157,7 +157,7 @@ func TestBlockFormsMatchDenseReference(t *testing.T) {
 			p := layer.Pattern
 			t.Run(fmt.Sprintf("%s/%s_n%d", caseName(values), p.Name(), layer.SeqLen), func(t *testing.T) {
 				compareForms(t, 2, cfg.Heads, layer.SeqLen, 4,
-					func(q, k, v *graph.Node) *graph.Node { return p.Attend(q, k, v, nil) },
+					func(q, k, v *graph.Node) *graph.Node { return p.Attend(q, k, v, Dropout{}) },
 					func(q, k, v *graph.Node) *graph.Node {
 						ref := Reference(p, q, k, v)
 						if cross, ok := p.(Cross); ok { // the block form returns the latent rows only
@@ -189,7 +189,7 @@ func TestNoFutureLeaks(t *testing.T) {
 				rng := rand.New(rand.NewPCG(1, 2))
 				heads := cfg.Heads
 				q, k, v := randomTensor(rng, 1, heads, n, headDim), randomTensor(rng, 1, heads, n, headDim), randomTensor(rng, 1, heads, n, headDim)
-				exec, err := graph.NewExec(backend, func(q, k, v *graph.Node) *graph.Node { return p.Attend(q, k, v, nil) })
+				exec, err := graph.NewExec(backend, func(q, k, v *graph.Node) *graph.Node { return p.Attend(q, k, v, Dropout{}) })
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -249,7 +249,7 @@ func TestGateMatchesDenseReference(t *testing.T) {
 			alpha := randomTensor(rng, 2, 2, 29) // logits of α, one per (batch, head, token)
 			gate := func(q *graph.Node) *graph.Node { return graph.Sigmoid(graph.Const(q.Graph(), alpha)) }
 			compareForms(t, 2, 2, 29, 4,
-				func(q, k, v *graph.Node) *graph.Node { return pi.AttendGated(q, k, v, gate(q), nil) },
+				func(q, k, v *graph.Node) *graph.Node { return pi.AttendGated(q, k, v, gate(q), Dropout{}) },
 				func(q, k, v *graph.Node) *graph.Node {
 					return graph.Einsum("bhqk,bhkd->bhqd", pi.DenseWeightsGated(q, k, gate(q)), v)
 				})

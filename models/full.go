@@ -9,7 +9,8 @@ import (
 //	causal:        K(i) = { j : j <= i }
 //	bidirectional: K(i) = { j : 0 <= j < n }
 //
-// Cost: n² scores per head (the causal half is masked, not skipped).
+// Cost: n² scores per head counted (the tiled form skips the tiles wholly
+// above the causal diagonal, about half).
 type Full struct {
 	Causal bool
 }
@@ -28,17 +29,11 @@ func (f Full) AllowedPairs(_, n int) int64 {
 	return int64(n) * int64(n)
 }
 
-// Attend scores every pair: one block covering the whole sequence.
+// Attend is dense attention in tiles with an online softmax, forward and
+// backward (TiledAttention): memory linear in n, and causal tiles above the
+// diagonal skipped.
 func (f Full) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
-	n := q.Shape().Dim(2)
-	return blockScores(q, k, v, blockSpec{size: n}, f.mask).attend(drop)
-}
-
-func (f Full) mask(query, key *graph.Node) *graph.Node {
-	if f.Causal {
-		return graph.LessOrEqual(key, query)
-	}
-	return graph.GreaterOrEqual(key, graph.ScalarZero(key.Graph(), key.DType()))
+	return TiledAttention(q, k, v, 0, f.Causal, drop)
 }
 
 func init() {

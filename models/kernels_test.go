@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -45,17 +46,24 @@ func randomTensor(rng *rand.Rand, dims ...int) *tensors.Tensor {
 // output with respect to q, k and v agree within 1e-4.
 func compareForms(t *testing.T, batch, heads, n, headDim int, block, dense func(q, k, v *graph.Node) *graph.Node) {
 	t.Helper()
+	compareShapes(t, batch, heads, n, n, headDim, block, dense)
+}
+
+// compareShapes is compareForms with queries [B, H, queries, d] and keys and
+// values [B, H, keys, d].
+func compareShapes(t *testing.T, batch, heads, queries, keys, headDim int, block, dense func(q, k, v *graph.Node) *graph.Node) {
+	t.Helper()
 	backend := testBackend(t)
-	rng := rand.New(rand.NewPCG(uint64(n), uint64(heads)))
-	q := randomTensor(rng, batch, heads, n, headDim)
-	k := randomTensor(rng, batch, heads, n, headDim)
-	v := randomTensor(rng, batch, heads, n, headDim)
-	probe := randomTensor(rng, batch, heads, n, headDim)
+	rng := rand.New(rand.NewPCG(uint64(queries), uint64(heads)))
+	q := randomTensor(rng, batch, heads, queries, headDim)
+	k := randomTensor(rng, batch, heads, keys, headDim)
+	v := randomTensor(rng, batch, heads, keys, headDim)
+	probe := randomTensor(rng, batch, heads, queries, headDim)
 	run := func(attention func(q, k, v *graph.Node) *graph.Node) []*tensors.Tensor {
 		exec, err := graph.NewExec(backend, func(q, k, v, probe *graph.Node) []*graph.Node {
 			out := attention(q, k, v)
 			// Patterns that return fewer rows (cross-attention: the latents) return the last ones.
-			probe = graph.SliceAxis(probe, 2, graph.AxisRangeToEnd(n-out.Shape().Dim(2)))
+			probe = graph.SliceAxis(probe, 2, graph.AxisRangeToEnd(queries-out.Shape().Dim(2)))
 			loss := graph.ReduceAllSum(graph.Mul(out, probe))
 			return append([]*graph.Node{out}, graph.Gradient(loss, q, k, v)...)
 		})
@@ -120,6 +128,46 @@ func TestIndexSets(t *testing.T) {
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestTiledAttentionMatchesDense checks the tiled form with small tiles (so
+// every band kind occurs: partial tiles, causal diagonals, queries that start
+// later than the keys) against dense attention, outputs and gradients, with
+// and without dropout (the same hashed mask in both).
+func TestTiledAttentionMatchesDense(t *testing.T) {
+	cases := []struct {
+		name                  string
+		queries, keys, offset int
+		causal                bool
+	}{
+		{"causal", 37, 37, 0, true},
+		{"bidirectional", 29, 29, 0, false},
+		{"latents", 11, 37, 26, true}, // PerceiverAR's cross-attention: 11 latents after 26 of history
+	}
+	for _, c := range cases {
+		for _, rate := range []float64{0, 0.3} {
+			t.Run(fmt.Sprintf("%s_dropout%g", c.name, rate), func(t *testing.T) {
+				drop := func(g *graph.Graph) Dropout {
+					if rate == 0 {
+						return Dropout{}
+					}
+					return Dropout{Rate: rate, Seed: graph.Const(g, uint32(12345))}
+				}
+				tiled := func(q, k, v *graph.Node) *graph.Node {
+					return tiledAttention(q, k, v, c.offset, c.causal, drop(q.Graph()), 8)
+				}
+				dense := func(q, k, v *graph.Node) *graph.Node {
+					allows := func(_, query, key int) bool { return !c.causal || key <= query }
+					weights := denseWeights(q, k, allows, nil)
+					g := q.Graph()
+					query := graph.Reshape(graph.AddScalar(graph.Iota(g, shapeInt32(c.queries), 0), c.offset), 1, 1, c.queries, 1)
+					key := graph.Reshape(graph.Iota(g, shapeInt32(c.keys), 0), 1, 1, 1, c.keys)
+					return graph.Einsum("bhqk,bhkd->bhqd", drop(g).applyAt(weights, query, key), v)
+				}
+				compareShapes(t, 2, 3, c.queries, c.keys, 4, tiled, dense)
+			})
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/layers/activation"
@@ -113,7 +114,7 @@ func (m *Model) block(scope *model.Scope, index int, x *graph.Node) *graph.Node 
 	}
 	x = graph.Add(residual(x, attended.Shape().Dim(1)), attended)
 	hidden := activation.Gelu(Linear(scope.In("ff_in"), LayerNorm(scope.In("ff_norm"), x), m.Config.FFMult*m.Config.Dim, true))
-	hidden = b.dropout(hidden)
+	hidden = layers.DropoutStatic(b.dropoutScope, hidden, m.Config.Dropout)
 	return graph.Add(x, Linear(scope.In("ff_out"), hidden, m.Config.Dim, true))
 }
 
@@ -196,7 +197,17 @@ func (b *Block) NormHeads(name string, x *graph.Node) *graph.Node {
 
 // Attend runs the layer's pattern with dropout on its weights.
 func (b *Block) Attend(q, k, v *graph.Node) *graph.Node {
-	return b.Layer.Pattern.Attend(q, k, v, b.dropout)
+	return b.Layer.Pattern.Attend(q, k, v, b.AttentionDropout(q.Graph()))
+}
+
+// AttentionDropout is the dropout of this layer's attention weights: a fresh
+// seed per layer and step while training, nothing otherwise.
+func (b *Block) AttentionDropout(g *graph.Graph) Dropout {
+	rate := b.Model.Config.Dropout
+	if rate <= 0 || !b.dropoutScope.IsTraining(g) {
+		return Dropout{}
+	}
+	return Dropout{Rate: rate, Seed: b.dropoutScope.RandomIntN(g, uint32(math.MaxUint32), shapes.Make(dtypes.Uint32))}
 }
 
 // Observe hands queries, keys and a gate to the model's probe, if any.
@@ -204,11 +215,6 @@ func (b *Block) Observe(q, k, alpha *graph.Node) {
 	if p := b.Model.Probe; p != nil && p.Attention != nil {
 		p.Attention(b.Index, b.Layer.Pattern, q, k, alpha)
 	}
-}
-
-// dropout applies the model's dropout rate while training.
-func (b *Block) dropout(x *graph.Node) *graph.Node {
-	return layers.DropoutStatic(b.dropoutScope, x, b.Model.Config.Dropout)
 }
 
 // Linear is a dense layer initialised as PyTorch's nn.Linear, which the ECP

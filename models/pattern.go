@@ -8,6 +8,10 @@
 package models
 
 import (
+	"math"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 )
 
@@ -27,19 +31,67 @@ type Pattern interface {
 	// any n (tests check it against counting Allows).
 	AllowedPairs(heads, n int) int64
 	// Attend computes attention in block form. q, k, v: [B, H, n, headDim];
-	// drop (nil: none) is applied to the attention weights while training.
+	// drop is applied to the attention weights while training (the zero
+	// Dropout drops nothing).
 	Attend(q, k, v *graph.Node, drop Dropout) *graph.Node
 }
 
-// Dropout drops attention weights while training: the function a model's
-// layer passes to Attend (the ECP authors drop attention probabilities).
-type Dropout func(weights *graph.Node) *graph.Node
+// Dropout drops attention weights while training, as the ECP authors do. Its
+// mask is a hash of a seed and of each weight's coordinates, so a pattern can
+// draw the same mask twice: the tiled dense form does, in its backward pass.
+// The zero value drops nothing.
+type Dropout struct {
+	Rate float64
+	Seed *graph.Node // uint32 scalar, drawn anew for every layer and step
+}
 
+func (d Dropout) active() bool { return d.Rate > 0 && d.Seed != nil }
+
+// apply drops weights of any shape, hashing each one's flat index.
 func (d Dropout) apply(weights *graph.Node) *graph.Node {
-	if d == nil {
+	if !d.active() {
 		return weights
 	}
-	return d(weights)
+	index := graph.IotaFull(weights.Graph(), shapes.Make(dtypes.Uint32, weights.Shape().Dimensions...))
+	return d.keep(weights, index)
+}
+
+// applyAt drops weights [B, H, ..., queries, keys] given the positions of
+// their queries and keys (int32, broadcastable to the weights).
+func (d Dropout) applyAt(weights, query, key *graph.Node) *graph.Node {
+	if !d.active() {
+		return weights
+	}
+	dims := weights.Shape().Dimensions
+	batchHead := make([]int, len(dims))
+	for i := range batchHead {
+		batchHead[i] = 1
+	}
+	batchHead[0], batchHead[1] = dims[0], dims[1]
+	index := graph.Reshape(graph.IotaFull(weights.Graph(), shapes.Make(dtypes.Uint32, dims[0], dims[1])), batchHead...)
+	coords := mixHash(mixHash(index, graph.ConvertDType(query, dtypes.Uint32)), graph.ConvertDType(key, dtypes.Uint32))
+	return d.keep(weights, coords)
+}
+
+// keep zeroes the weights whose hashed coordinates fall below the rate and
+// scales the rest by 1/(1-rate).
+func (d Dropout) keep(weights, coords *graph.Node) *graph.Node {
+	hash := mixHash(graph.BroadcastToDims(d.Seed, coords.Shape().Dimensions...), coords)
+	threshold := graph.Scalar(weights.Graph(), dtypes.Uint32, uint32(d.Rate*math.MaxUint32))
+	kept := graph.GreaterOrEqual(hash, threshold)
+	scaled := graph.MulScalar(weights, 1/(1-d.Rate))
+	return graph.Where(kept, scaled, graph.ZerosLike(weights))
+}
+
+// mixHash combines two uint32 values (broadcast) into a well-mixed one:
+// a multiply-xor step and MurmurHash3's finaliser.
+func mixHash(a, b *graph.Node) *graph.Node {
+	x := graph.BitwiseXor(graph.MulScalar(a, 0x9e3779b1), b)
+	x = graph.BitwiseXor(x, graph.BitwiseShiftRightLogicalScalar(x, 16))
+	x = graph.MulScalar(x, 0x85ebca6b)
+	x = graph.BitwiseXor(x, graph.BitwiseShiftRightLogicalScalar(x, 13))
+	x = graph.MulScalar(x, 0xc2b2ae35)
+	return graph.BitwiseXor(x, graph.BitwiseShiftRightLogicalScalar(x, 16))
 }
 
 // SkipKeys is implemented by patterns with a second kind of key besides the

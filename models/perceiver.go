@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ecpi-dev/ecpi/option"
 	"github.com/gomlx/gomlx/core/graph"
@@ -50,14 +49,9 @@ func sharedKeyValues(b *Block, queryRows, x *graph.Node, queryRow int) (q, kv *g
 
 // LatentAttention lets the l latent queries (absolute positions C..C+l-1)
 // attend causally to all n keys: latent a sees keys j <= C + a. It is
-// PerceiverAR's cross-attention and the latent half of Split.
+// PerceiverAR's cross-attention and the latent half of Split, computed in
+// tiles (TiledAttention), so no l x n tensor is built.
 // q: [B, H, l, d]; k, v: [B, H, n, d]. Cost per head: l·n scores.
 func LatentAttention(q, k, v *graph.Node, context int, drop Dropout) *graph.Node {
-	g := q.Graph()
-	latents, n := q.Shape().Dim(2), k.Shape().Dim(2)
-	scores := graph.Einsum("bhqd,bhkd->bhqk", graph.MulScalar(q, 1/math.Sqrt(float64(q.Shape().Dim(3)))), k)
-	latent := graph.Iota(g, shapeInt32(1, 1, latents, 1), 2)
-	key := graph.Iota(g, shapeInt32(1, 1, 1, n), 3)
-	mask := graph.LessOrEqual(key, graph.AddScalar(latent, context))
-	return graph.Einsum("bhqk,bhkd->bhqd", drop.apply(softmaxWithin(scores, mask)), v)
+	return TiledAttention(q, k, v, context, true, drop)
 }

@@ -48,7 +48,7 @@ func crossAttention(b *Block, x *graph.Node) *graph.Node {
 	context := b.Layer.Pattern.(Cross).Context
 	q, kv := sharedKeyValues(b, graph.SliceAxis(x, 1, graph.AxisRangeToEnd(context)), x, context)
 	b.Observe(q, kv, nil)
-	return b.Output("output", LatentAttention(q, kv, kv, context, b.dropout))
+	return b.Output("output", LatentAttention(q, kv, kv, context, b.AttentionDropout(x.Graph())))
 }
 
 // latentSelfAttention is every later layer: the latents attend causally among themselves.

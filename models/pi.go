@@ -330,5 +330,5 @@ func gatedAttention(b *Block, x *graph.Node) *graph.Node {
 	hidden := activation.Gelu(Linear(gateScope.In("hidden"), x, max(c.Dim/4, c.Heads), true))
 	alpha := graph.TransposeAllAxes(graph.Sigmoid(Linear(gateScope.In("alpha"), hidden, c.Heads, true)), 0, 2, 1)
 	b.Observe(q, k, alpha)
-	return b.Output("output", b.Layer.Pattern.(Pi).AttendGated(q, k, v, alpha, b.dropout))
+	return b.Output("output", b.Layer.Pattern.(Pi).AttendGated(q, k, v, alpha, b.AttentionDropout(x.Graph())))
 }

@@ -60,7 +60,7 @@ func (s Split) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	context := func(x *graph.Node) *graph.Node { return graph.SliceAxis(x, 2, graph.AxisRange(0, s.Context)) }
 	contextDrop := drop
 	if s.KeepContextWeights {
-		contextDrop = nil
+		contextDrop = Dropout{}
 	}
 	contextOut := blockScores(context(q), context(k), context(v), blockSpec{size: s.blockSize()}, s.contextMask).attend(contextDrop)
 	latentQueries := graph.SliceAxis(q, 2, graph.AxisRangeToEnd(s.Context))
