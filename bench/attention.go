@@ -13,6 +13,8 @@ import (
 
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -34,15 +36,16 @@ type AttentionOptions struct {
 type AttentionResult struct {
 	Variant string  `json:"variant"`
 	N       int     `json:"n"`
-	MS      float64 `json:"ms"` // median forward+backward milliseconds
-	Runs    int     `json:"runs"`
+	MS        float64 `json:"ms"`         // median forward+backward milliseconds, compiled
+	CompileMS float64 `json:"compile_ms"` // building and compiling the graph, once
+	Runs      int     `json:"runs"`
 	Pairs   int64   `json:"pairs"` // scores per head computed by the block form
 	Ratio   float64 `json:"ratio"` // pairs / n²
 	Backend string  `json:"backend"`
 }
 
 func (r AttentionResult) Text() string {
-	return fmt.Sprintf("%-12s n=%-6d %9.1f ms   pairs/head %11d (%.3f of dense)", r.Variant, r.N, r.MS, r.Pairs, r.Ratio)
+	return fmt.Sprintf("%-12s n=%-6d %9.1f ms  (compile %6.0f ms)   pairs/head %11d (%.3f of dense)", r.Variant, r.N, r.MS, r.CompileMS, r.Pairs, r.Ratio)
 }
 
 // PatternConfig is the config whose first-layer pattern the benchmark times for
@@ -74,12 +77,13 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 			if err != nil {
 				return err
 			}
-			ms, err := timeAttention(o, cfg.Pattern(), n)
+			timing, err := timeAttention(o, cfg.Pattern(), n)
 			if err != nil {
 				return fmt.Errorf("%s at n=%d: %w", variant, n, err)
 			}
 			cost := models.CostOf(cfg)
-			result := AttentionResult{Variant: variant, N: n, MS: ms, Runs: o.Runs, Pairs: cost.Pairs, Ratio: cost.Ratio, Backend: backendName}
+			result := AttentionResult{Variant: variant, N: n, MS: timing.ms, CompileMS: timing.compileMS, Runs: o.Runs,
+				Pairs: cost.Pairs, Ratio: cost.Ratio, Backend: backendName}
 			if err := report(result); err != nil {
 				return err
 			}
@@ -88,9 +92,12 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 	return nil
 }
 
-// timeAttention compiles forward+backward of one pattern and returns the
-// median wall time of o.Runs executions after one warm-up.
-func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (float64, error) {
+// timing is one measurement: the median of the compiled runs and the compile time.
+type timing struct{ ms, compileMS float64 }
+
+// timeAttention compiles forward+backward of one pattern (timed on its own)
+// and returns the median wall time of o.Runs executions after one warm-up.
+func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (timing, error) {
 	exec, err := graph.NewExec(o.Backend, func(q, k, v *graph.Node) *graph.Node {
 		out := pattern.Attend(q, k, v, models.Dropout{})
 		loss := graph.ReduceAllSum(graph.Mul(out, out))
@@ -103,9 +110,15 @@ func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (float64, 
 		return checksum
 	})
 	if err != nil {
-		return 0, err
+		return timing{}, err
 	}
 	defer exec.Finalize()
+	shape := shapes.Make(dtypes.Float32, o.Batch, o.Heads, n, o.HeadDim)
+	start := time.Now()
+	if _, err := exec.Compile(shape, shape, shape); err != nil {
+		return timing{}, err
+	}
+	compileMS := float64(time.Since(start).Microseconds()) / 1000
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	inputs := make([]any, 3)
 	for i := range inputs {
@@ -120,17 +133,17 @@ func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (float64, 
 		start := time.Now()
 		outputs, err := exec.Exec(inputs...)
 		if err != nil {
-			return 0, err
+			return timing{}, err
 		}
 		if _, err := outputs[0].ValueSafe(); err != nil {
-			return 0, err
+			return timing{}, err
 		}
 		if run > 0 { // run 0 is the warm-up (first-run allocation and caching)
 			times = append(times, float64(time.Since(start).Microseconds())/1000)
 		}
 	}
 	slices.Sort(times)
-	return times[len(times)/2], nil
+	return timing{ms: times[len(times)/2], compileMS: compileMS}, nil
 }
 
 // GrowthSummary checks the scaling targets on a set of results: every sparse

@@ -59,11 +59,12 @@ func BenchmarkAttention(b *testing.B) {
 					b.Fatal(err)
 				}
 				o.Runs = b.N
-				ms, err := timeAttention(o, cfg.Pattern(), n)
+				timing, err := timeAttention(o, cfg.Pattern(), n)
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(ms, "ms/median")
+				b.ReportMetric(timing.ms, "ms/median")
+				b.ReportMetric(timing.compileMS, "ms/compile")
 			})
 		}
 	}
