@@ -32,6 +32,10 @@ func NewLive(title string) *Live {
 
 // Progress records one step and redraws when due.
 func (l *Live) Progress(p train.Progress) {
+	if p.Compiling {
+		gonbui.UpdateHTML(l.id, fmt.Sprintf("<pre>%s: compiling the training graph…</pre>", html.EscapeString(l.Title)))
+		return
+	}
 	l.steps = append(l.steps, float64(p.Step))
 	l.losses = append(l.losses, p.Loss)
 	l.status = fmt.Sprintf("step %d/%d  loss %.4f  lr %.2e  %.0f tok/s  %s", p.Step, p.Steps, p.Loss, p.LR, p.TokensPerS, p.Elapsed.Round(time.Second))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -173,11 +174,12 @@ func maskLegend(p models.Pattern) string {
 // pipe or log it writes a line per evaluation and one at the end, so logs
 // stay readable. Use Update as train.Run's progress callback and End after.
 type LossLine struct {
-	out    io.Writer
-	label  string
-	live   bool
-	losses []float64
-	last   train.Progress
+	out     io.Writer
+	label   string
+	live    bool
+	losses  []float64
+	last    train.Progress
+	spinner chan struct{} // closed to stop the "compiling" spinner
 }
 
 // NewLossLine draws on the call's output; with --json it draws nothing, so
@@ -195,6 +197,11 @@ func NewLossLine(c *Call, label string) *LossLine {
 const sparkWidth = 40
 
 func (l *LossLine) Update(p train.Progress) {
+	l.stopSpinner()
+	if p.Compiling {
+		l.startSpinner()
+		return
+	}
 	l.losses = append(l.losses, p.Loss)
 	l.last = p
 	if l.live {
@@ -216,8 +223,47 @@ func (l *LossLine) line() string {
 		p.Loss, train.Sparkline(l.losses, sparkWidth), p.TokensPerS)
 }
 
+// startSpinner says the training graph is compiling: a spinner redrawn in
+// place on a terminal, one line in a log.
+func (l *LossLine) startSpinner() {
+	if !l.live {
+		fmt.Fprintf(l.out, "%scompiling the training graph...\n", labelPrefix(l.label))
+		return
+	}
+	l.spinner = make(chan struct{})
+	go func(stop chan struct{}) {
+		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+		start := time.Now()
+		for i := 0; ; i++ {
+			fmt.Fprintf(l.out, "\r\x1b[K%s%c compiling the training graph (%.0f s)", labelPrefix(l.label), frames[i%len(frames)], time.Since(start).Seconds())
+			select {
+			case <-stop:
+				fmt.Fprint(l.out, "\r\x1b[K")
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}(l.spinner)
+}
+
+func (l *LossLine) stopSpinner() {
+	if l.spinner != nil {
+		close(l.spinner)
+		l.spinner = nil
+		time.Sleep(5 * time.Millisecond) // let the spinner clear its line before the next one is drawn
+	}
+}
+
+func labelPrefix(label string) string {
+	if label == "" {
+		return ""
+	}
+	return label + " "
+}
+
 // End finishes the line after the run returns (also when it was interrupted).
 func (l *LossLine) End() {
+	l.stopSpinner()
 	if len(l.losses) == 0 {
 		return
 	}

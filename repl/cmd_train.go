@@ -87,6 +87,7 @@ func init() {
 		Summary: "training tokens/s and ms/step of a fixed small model on every available backend",
 		Options: []Option{
 			ChoiceOption("model", models.DefaultFamily(), "model family of the fixed small model", models.FamilyNames()...),
+			ChoiceOption("size", "small", "small: n=256, d=64, 2 layers; large: n=1024, d=256, 4 layers (4 heads, batch 8 both)", train.BenchSizes...),
 			IntOption("steps", "10", "timed steps per backend (after one compiling step)", option.AtLeast(1)),
 			{Name: "backends", Help: "comma-separated backends (default: every available one)"},
 		},
@@ -242,7 +243,7 @@ func runBenchTrain(c *Call) error {
 	}
 	var failed []error
 	for _, name := range names {
-		r, err := train.Bench(c.Ctx, name, c.String("model"), steps)
+		r, err := train.Bench(c.Ctx, name, c.String("model"), c.String("size"), steps)
 		if err != nil {
 			failed = append(failed, fmt.Errorf("backend %s: %w", name, err))
 			fmt.Fprintf(os.Stderr, "bench train: backend %s: %v\n", name, err)

@@ -34,6 +34,9 @@ type Progress struct {
 	TokensPerS float64       `json:"tokens_per_s"`
 	Elapsed    time.Duration `json:"elapsed"`
 	Eval       *Eval         `json:"eval,omitempty"`
+	// Compiling is a report before the first step of a process: its graph is
+	// being compiled (seconds on XLA); Loss and the rest are not set.
+	Compiling bool `json:"compiling,omitempty"`
 }
 
 // Result is the outcome of a training run; its JSON is what `ecpi train --json` prints.
@@ -54,6 +57,7 @@ type Result struct {
 	ValidAcc    *float64      `json:"valid_acc,omitempty"`
 	TokensPerS  float64       `json:"tokens_per_s"`
 	MsPerStep   float64       `json:"ms_per_step"`
+	CompileMS   float64       `json:"compile_ms"` // compiling the training graph (the first step's extra time)
 	Seconds     float64       `json:"seconds"`
 	Checkpoint  string        `json:"checkpoint"`
 	Run         string        `json:"run"`
@@ -324,25 +328,30 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 	o := s.opts
 	tokensPerStep := float64(o.Batch * o.Accum * s.model.Config.SeqLen)
 	start := time.Now()
-	var trainTime time.Duration
+	var trainTime, firstStep time.Duration
 	var timedSteps int
 	var checkpoint string
-	interrupted, compiled := false, false
+	interrupted := false
 	for s.step < o.Steps {
 		if ctx.Err() != nil {
 			interrupted = true
 			break
+		}
+		compiling := firstStep == 0
+		if compiling && progress != nil {
+			progress(Progress{Step: s.step, Steps: o.Steps, Compiling: true, Elapsed: time.Since(start)})
 		}
 		t0 := time.Now()
 		loss, err := s.trainStep()
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", s.step+1, err)
 		}
-		if compiled { // the first step of a process compiles the graph: not timed
+		if compiling { // the first step of a process compiles the graph: not timed
+			firstStep = time.Since(t0)
+		} else {
 			trainTime += time.Since(t0)
 			timedSteps++
 		}
-		compiled = true
 		s.step++
 		s.losses = append(s.losses, loss)
 		p := Progress{Step: s.step, Steps: o.Steps, Loss: loss, LR: o.LearningRate(s.step), GradNorm: s.gradNorm(), Elapsed: time.Since(start)}
@@ -373,6 +382,8 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 	if timedSteps > 0 {
 		r.TokensPerS = tokensPerStep * float64(timedSteps) / trainTime.Seconds()
 		r.MsPerStep = 1000 * trainTime.Seconds() / float64(timedSteps)
+		// The first step compiled the graph, then ran like the others.
+		r.CompileMS = max(0, 1000*firstStep.Seconds()-r.MsPerStep)
 	}
 	return r, nil
 }
