@@ -108,6 +108,15 @@ func ecpAttention(b *Block, x *graph.Node) *graph.Node {
 	kv := b.Rotate(b.Heads(b.Project("key_value", x)))
 	b.Observe(q, kv, nil)
 	out := b.Attend(q, kv, kv)
+	if b.Decoding() { // one row: the projection of its half-segment
+		first := b.Output("output_first", out)
+		if b.Model.Config.SeqLen == halfSegment {
+			return first
+		}
+		rest := b.Output("output_rest", out)
+		inFirst := graph.LessThan(b.Position(), int32Scalar(x.Graph(), halfSegment))
+		return graph.Where(inFirst, first, rest)
+	}
 	first := b.Output("output_first", graph.SliceAxis(out, 2, graph.AxisRange(0, halfSegment)))
 	if out.Shape().Dim(2) == halfSegment {
 		return first

@@ -48,6 +48,9 @@ type Model struct {
 	// (probes and notebooks); training leaves it nil.
 	Probe  *Probe
 	layers []Layer
+
+	record   *[]*graph.Node // Prefill: where the layers' keys and values go
+	decoding *decodeInputs  // DecodeStep: the current layer's inputs
 }
 
 // Probe receives intermediate nodes of each layer as the graph is built.
@@ -102,7 +105,7 @@ func (m *Model) Trunk(scope *model.Scope, tokens *graph.Node) *graph.Node {
 // the ECP authors put it).
 func (m *Model) block(scope *model.Scope, index int, x *graph.Node) *graph.Node {
 	layer := m.layers[index]
-	b := &Block{Model: m, Layer: layer, Index: index, Scope: scope.In("attention"), dropoutScope: scope.In("dropout")}
+	b := &Block{Model: m, Layer: layer, Index: index, Scope: scope.In("attention"), dropoutScope: scope.In("dropout"), decode: m.decoding}
 	attention := layer.Attention
 	if attention == nil {
 		attention = StandardAttention
@@ -136,6 +139,7 @@ type Block struct {
 	Scope *model.Scope // the attention's scope
 
 	dropoutScope *model.Scope
+	decode       *decodeInputs // non-nil while decoding one token (decode.go)
 }
 
 // StandardAttention is the attention of most families: separate query, key and
@@ -186,7 +190,10 @@ func (b *Block) RotateFrom(x *graph.Node, row int) *graph.Node {
 	if !b.Layer.RoPE {
 		return x
 	}
-	return rotary(x, b.Layer.FirstPosition+row, b.Model.Config.Theta)
+	if b.Decoding() {
+		return rotary(x, graph.Reshape(b.decode.position, 1), b.Model.Config.Theta)
+	}
+	return rotary(x, positionsFrom(x.Graph(), b.Layer.FirstPosition+row, x.Shape().Dim(2)), b.Model.Config.Theta)
 }
 
 // NormHeads is a learned LayerNorm over each head's features (the ECP
@@ -195,9 +202,30 @@ func (b *Block) NormHeads(name string, x *graph.Node) *graph.Node {
 	return LayerNorm(b.Scope.In("%s", name), x)
 }
 
-// Attend runs the layer's pattern with dropout on its weights.
+// Attend runs the layer's pattern with dropout on its weights (while
+// decoding: one query over the cached keys of K(i)).
 func (b *Block) Attend(q, k, v *graph.Node) *graph.Node {
+	if b.Decoding() {
+		return b.attendDecoded(q, k, v, nil)
+	}
+	b.recordCache(k, v)
 	return b.Layer.Pattern.Attend(q, k, v, b.AttentionDropout(q.Graph()))
+}
+
+// AttendGated runs a Gated pattern with its gate alpha [B, H, len].
+func (b *Block) AttendGated(q, k, v, alpha *graph.Node) *graph.Node {
+	if b.Decoding() {
+		return b.attendDecoded(q, k, v, alpha)
+	}
+	b.recordCache(k, v)
+	return b.Layer.Pattern.(Gated).AttendGated(q, k, v, alpha, b.AttentionDropout(q.Graph()))
+}
+
+// recordCache keeps the layer's keys and values for Prefill.
+func (b *Block) recordCache(k, v *graph.Node) {
+	if r := b.Model.record; r != nil {
+		*r = append(*r, k, v)
+	}
 }
 
 // AttentionDropout is the dropout of this layer's attention weights: a fresh

@@ -174,7 +174,9 @@ type dilationGroup struct {
 func (l Longformer) windowScores(q, k, v *graph.Node, from, to int) dilationGroup {
 	n, d := q.Shape().Dim(2), l.Dilations[from]
 	view := newStrided(n, d, to-from, nil)
-	pick := func(x *graph.Node) *graph.Node { return view.view(graph.SliceAxis(x, 1, graph.AxisRange(from, to)), false) }
+	pick := func(x *graph.Node) *graph.Node {
+		return view.view(graph.SliceAxis(x, 1, graph.AxisRange(from, to)), false)
+	}
 	mask := func(queryRow, keyRow *graph.Node) *graph.Node {
 		query, key := view.positions(queryRow, keyRow, to-from)
 		back := graph.Sub(queryRow, keyRow)

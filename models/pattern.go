@@ -111,6 +111,10 @@ type Gated interface {
 	// DenseWeightsGated is the attention as a dense [B, H, n, n] matrix, zero
 	// outside K(i): the ground truth of AttendGated.
 	DenseWeightsGated(q, k, alpha *graph.Node) *graph.Node
+	// RowWeights are the weights of rows of scores [B, H, Q, K] over the keys
+	// marked valid, of which those marked skip are of the second kind; alpha
+	// [B, H, Q] or nil. Incremental decoding uses it on gathered keys.
+	RowWeights(scores, alpha, valid, skip *graph.Node) *graph.Node
 }
 
 // DenseWeights is a pattern's attention as a dense [B, H, queries, keys]

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ecpi-dev/ecpi/option"
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/layers/activation"
 )
 
@@ -222,37 +221,30 @@ func (p Pi) view(n int) strided {
 func (p Pi) DenseWeightsGated(q, k, alpha *graph.Node) *graph.Node {
 	g := q.Graph()
 	heads, n := q.Shape().Dim(1), q.Shape().Dim(2)
-	isLocal := func(_, i, j int) bool { return p.IsLocal(i, j) }
-	localPrior, skipPrior := p.priors(q, alpha)
-	if p.Fusion == FusionMix {
-		localWeights := denseWeights(q, k, isLocal, nil)
-		skipWeights := denseWeights(q, k, p.IsSkip, nil)
-		skipPrior = graph.Mul(skipPrior, graph.Const(g, p.hasSkips(heads, n)))
-		total := graph.Add(localPrior, skipPrior)
-		return graph.Add(graph.Mul(localWeights, graph.Div(localPrior, total)), graph.Mul(skipWeights, graph.Div(skipPrior, total)))
-	}
-	localMask := graph.InsertAxes(graph.Const(g, DenseMask(isLocal, 1, n, n)), 0)
-	skipMask := graph.InsertAxes(graph.Const(g, DenseMask(p.IsSkip, heads, n, n)), 0)
-	zero := graph.ScalarZero(g, q.DType())
-	bias := graph.Where(localMask, graph.Log(localPrior), graph.Where(skipMask, graph.Log(skipPrior), zero))
-	bias = graph.BroadcastToDims(bias, q.Shape().Dim(0), heads, n, n)
-	return denseWeights(q, k, p.Allows, bias)
+	scores := graph.MulScalar(graph.Einsum("bhqd,bhkd->bhqk", q, k), 1/math.Sqrt(float64(q.Shape().Dim(3))))
+	valid := graph.InsertAxes(graph.Const(g, DenseMask(p.Allows, heads, n, n)), 0)
+	skip := graph.InsertAxes(graph.Const(g, DenseMask(p.IsSkip, heads, n, n)), 0)
+	return p.RowWeights(scores, alpha, valid, skip)
 }
 
-// hasSkips is 1 where P(i) \ N(i) is non-empty: [1, H, n, 1] float32.
-func (p Pi) hasSkips(heads, n int) *tensors.Tensor {
-	flat := make([]float32, heads*n)
-	for head := range heads {
-		for i := range n {
-			for j := range n {
-				if p.IsSkip(head, i, j) {
-					flat[head*n+i] = 1
-					break
-				}
-			}
-		}
+// RowWeights fuses local and skip attention for rows of scores [B, H, Q, K]
+// whose keys are marked valid (in K(i)) and skip (in P(i) \ N(i)), both
+// broadcastable bool; alpha [B, H, Q] or nil (α = 1/2). Rows without skip
+// keys are purely local under either fusion.
+func (p Pi) RowWeights(scores, alpha, valid, skip *graph.Node) *graph.Node {
+	dims := scores.Shape().Dimensions
+	valid, skip = graph.BroadcastToDims(valid, dims...), graph.BroadcastToDims(skip, dims...)
+	local := graph.LogicalAnd(valid, graph.LogicalNot(skip))
+	skip = graph.LogicalAnd(valid, skip)
+	localPrior, skipPrior := p.priors(scores, alpha)
+	if p.Fusion == FusionMix {
+		localWeights := graph.Mul(maskedSoftmax(scores, local), localPrior)
+		skipWeights := graph.Mul(maskedSoftmax(scores, skip), skipPrior)
+		total := graph.Add(graph.ReduceAndKeep(localWeights, graph.ReduceSum, -1), graph.ReduceAndKeep(skipWeights, graph.ReduceSum, -1))
+		return graph.Div(graph.Add(localWeights, skipWeights), total)
 	}
-	return tensors.FromFlatDataAndDimensions(flat, 1, heads, n, 1)
+	prior := graph.Where(skip, graph.BroadcastToDims(graph.Log(skipPrior), dims...), graph.BroadcastToDims(graph.Log(localPrior), dims...))
+	return maskedSoftmax(graph.Add(scores, prior), valid)
 }
 
 // piOptions are the π family's own options.
@@ -330,5 +322,5 @@ func gatedAttention(b *Block, x *graph.Node) *graph.Node {
 	hidden := activation.Gelu(Linear(gateScope.In("hidden"), x, max(c.Dim/4, c.Heads), true))
 	alpha := graph.TransposeAllAxes(graph.Sigmoid(Linear(gateScope.In("alpha"), hidden, c.Heads, true)), 0, 2, 1)
 	b.Observe(q, k, alpha)
-	return b.Output("output", b.Layer.Pattern.(Pi).AttendGated(q, k, v, alpha, b.AttentionDropout(x.Graph())))
+	return b.Output("output", b.AttendGated(q, k, v, alpha))
 }

@@ -162,7 +162,7 @@ func (t tiling) forward(q, k, v *graph.Node) (out, logSumExp *graph.Node) {
 	headDim := q.Shape().Dim(3)
 	lowest := graph.Scalar(g, q.DType(), -1e30)
 	running := graph.BroadcastToDims(lowest, t.batch, t.heads, t.queryTiles, t.tile, 1) // row maximum
-	total := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, 1))       // Σ exp(score - maximum)
+	total := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, 1))        // Σ exp(score - maximum)
 	acc := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, headDim))
 	for _, b := range t.bands() {
 		scores := t.scores(qTiles, kTiles, b)

@@ -93,6 +93,36 @@ func init() {
 		},
 		Run: runBenchTrain,
 	})
+	Register(&Command{
+		Name:    "bench generate",
+		Summary: "generation tokens/s per family and length: incremental decoding against recomputing the window",
+		Details: "Models of bench train's sizes with random weights, a prompt of n/2 random tokens, then tokens=\n" +
+			"tokens generated one at a time (median per token, after the graphs compiled): with the key/value\n" +
+			"cache where the family decodes incrementally, and by one full forward pass per token.",
+		Options: []Option{
+			ListOption("models", strings.Join(models.BenchmarkFamilies(), ","), "comma-separated model families", models.FamilyNames),
+			IntsOption("n", "1024,4096", "comma-separated sequence lengths", option.AtLeast(2)),
+			ChoiceOption("size", "small", "the model's width and depth, as bench train's", train.BenchSizes...),
+			IntOption("tokens", "32", "tokens timed per measurement (at most n/2)", option.AtLeast(1)),
+			BackendOption,
+		},
+		Run: runBenchGenerate,
+	})
+}
+
+func runBenchGenerate(c *Call) error {
+	r := c.Read()
+	o := train.GenerateOptions{Families: c.Strings("models"), Lengths: r.Ints("n"), Size: c.String("size"), Tokens: r.Int("tokens"), Backend: c.String("backend")}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	var results []*train.GenerateResult
+	err := train.BenchGenerate(c.Ctx, o, func(g *train.GenerateResult) error {
+		results = append(results, g)
+		return c.Emit(g)
+	})
+	c.Session.Remember("bench generate", results)
+	return err
 }
 
 var checkpointOption = Option{Name: "checkpoint", Help: "checkpoint or run folder (default: the session's, set by train)"}

@@ -3,9 +3,16 @@ package train
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/xla"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 // BenchResult is the training speed of one backend.
@@ -69,4 +76,147 @@ func Bench(ctx context.Context, backend, family, size string, steps int) (*Bench
 		return nil, err
 	}
 	return &BenchResult{Backend: r.Backend, Model: r.Model, Size: size, Steps: r.Steps - 1, TokensPerS: r.TokensPerS, MsPerStep: r.MsPerStep, CompileMS: r.CompileMS}, nil
+}
+
+// GenerateOptions configures `bench generate`: models of each family and
+// length with random weights, a prompt of n/2 random tokens, then Tokens
+// tokens generated one at a time.
+type GenerateOptions struct {
+	Families []string
+	Lengths  []int
+	Size     string // BenchSizes: the model's width and depth
+	Tokens   int    // tokens timed per measurement (capped at n/2)
+	Backend  string
+}
+
+// GenerateResult is one (family, n) measurement: incremental decoding (when
+// the family decodes incrementally) and recomputing the window per token.
+type GenerateResult struct {
+	Family              string  `json:"family"`
+	N                   int     `json:"n"`
+	Backend             string  `json:"backend"`
+	Incremental         bool    `json:"incremental"`
+	TokensPerS          float64 `json:"tokens_per_s"`           // incremental decoding (0 when the family cannot)
+	RecomputeTokensPerS float64 `json:"recompute_tokens_per_s"` // one full forward pass per token
+	CompileMS           float64 `json:"compile_ms"`             // compiling the prefill and step graphs
+}
+
+// Text is one line.
+func (r *GenerateResult) Text() string {
+	if !r.Incremental {
+		return fmt.Sprintf("%-11s n=%-5d %s: recomputing %8.1f tokens/s (no incremental decoding for this family)", r.Family, r.N, r.Backend, r.RecomputeTokensPerS)
+	}
+	return fmt.Sprintf("%-11s n=%-5d %s: decoding %8.1f tokens/s, recomputing %8.1f tokens/s (x%.1f), compile %.0f ms",
+		r.Family, r.N, r.Backend, r.TokensPerS, r.RecomputeTokensPerS, r.TokensPerS/r.RecomputeTokensPerS, r.CompileMS)
+}
+
+// BenchGenerate measures generation speed per family and length, calling
+// report after each measurement.
+func BenchGenerate(ctx context.Context, o GenerateOptions, report func(*GenerateResult) error) error {
+	choice, err := Backend(o.Backend)
+	if err != nil {
+		return err
+	}
+	for _, n := range o.Lengths {
+		for _, family := range o.Families {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			cfg, err := BenchConfig(family, o.Size)
+			if err == nil {
+				cfg.SeqLen = n
+				err = cfg.Validate()
+			}
+			if err != nil {
+				return fmt.Errorf("%s at n=%d: %w", family, n, err)
+			}
+			r, err := benchGenerateOne(ctx, choice, cfg, o.Tokens)
+			if err != nil {
+				return fmt.Errorf("%s at n=%d: %w", family, n, err)
+			}
+			if err := report(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func benchGenerateOne(ctx context.Context, choice *xla.Choice, cfg models.Config, tokens int) (*GenerateResult, error) {
+	m, err := models.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	store := model.NewStore()
+	if err := store.SetRNGStateFromSeed(1); err != nil {
+		return nil, err
+	}
+	n := cfg.SeqLen
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	window := make([]int32, n)
+	for i := range window {
+		window[i] = int32(rng.IntN(cfg.Vocab))
+	}
+	prompt := n / 2
+	tokens = max(1, min(tokens, n-prompt))
+	r := &GenerateResult{Family: cfg.Model, N: n, Backend: choice.Name, Incremental: m.CanDecode()}
+
+	recompute, err := model.NewExec(choice.Backend, store, func(scope *model.Scope, tokens *graph.Node) *graph.Node { return m.Logits(scope, tokens) })
+	if err != nil {
+		return nil, err
+	}
+	defer recompute.Finalize()
+	input := tensors.FromFlatDataAndDimensions(window, 1, n)
+	if _, err := recompute.Exec(input); err != nil { // compiles
+		return nil, err
+	}
+	perToken, err := medianSeconds(min(tokens, 5), func() error { _, err := recompute.Exec(input); return err })
+	if err != nil {
+		return nil, err
+	}
+	r.RecomputeTokensPerS = 1 / perToken
+	if !r.Incremental {
+		return r, nil
+	}
+	d, err := NewDecoder(choice.Backend, store, m)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Finalize()
+	start := time.Now()
+	if _, err := d.Prefill(window[:prompt], window[0]); err != nil { // compiles the prefill graph
+		return nil, err
+	}
+	if _, err := d.Next(window[prompt]); err != nil { // compiles the step graph
+		return nil, err
+	}
+	r.CompileMS = float64(time.Since(start).Milliseconds())
+	next := prompt + 1
+	perToken, err = medianSeconds(tokens, func() error {
+		if d.Full() || ctx.Err() != nil {
+			return nil
+		}
+		_, err := d.Next(window[next])
+		next++
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.TokensPerS = 1 / perToken
+	return r, nil
+}
+
+// medianSeconds runs f count times and returns the median duration.
+func medianSeconds(count int, f func() error) (float64, error) {
+	var times []float64
+	for range count {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		times = append(times, time.Since(start).Seconds())
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
 }

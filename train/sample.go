@@ -35,9 +35,11 @@ type SampleResult struct {
 func (r *SampleResult) String() string { return r.Prompt + r.Text }
 
 // Sample continues a prompt with the LM, one token at a time, from softmax(logits/T)
-// restricted to the top k. The window is the last n tokens: left-aligned
-// while shorter than n for families scored on every position, right-aligned
-// (padded with newlines) for those scored on their latents only.
+// restricted to the top k. Models that decode incrementally (models.Model.CanDecode)
+// run each new token alone against a key/value cache; when the window of n
+// tokens is full it moves on by n/2 tokens and is prefilled again. The
+// PerceiverAR family recomputes its window for every token: the last n tokens,
+// right-aligned (padded with newlines) while shorter.
 func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, error) {
 	tok := l.Tokenizer()
 	if tok == nil {
@@ -46,6 +48,28 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 	if o.Tokens < 1 || o.Temperature < 0 || o.TopK < 0 {
 		return nil, fmt.Errorf("sample: tokens=%d must be positive, temperature=%g and top_k=%d not negative", o.Tokens, o.Temperature, o.TopK)
 	}
+	pad := tok.Encode("\n")[0]
+	context := tok.Encode(o.Prompt)
+	if len(context) == 0 {
+		context = []int32{pad}
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x73616d706c65))
+	choose := func(logits []float32) int32 { return pick(logits, o.Temperature, o.TopK, rng) }
+	var generated []int32
+	var err error
+	if l.model.CanDecode() {
+		generated, err = decodeTokens(ctx, l.backend.Backend, l.store, l.model, context, o.Tokens, pad, choose)
+	} else {
+		generated, err = l.recomputeTokens(ctx, context, o.Tokens, pad, choose)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &SampleResult{Prompt: o.Prompt, Text: tok.Decode(generated), Tokens: len(generated), Checkpoint: l.Dir}, nil
+}
+
+// recomputeTokens generates by running the whole window for every token.
+func (l *Loaded) recomputeTokens(ctx context.Context, context []int32, count int, pad int32, choose func([]float32) int32) ([]int32, error) {
 	n, start := l.model.Config.SeqLen, l.model.LossStart()
 	exec, err := model.NewExec(l.backend.Backend, l.store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
 		return l.model.Logits(scope, tokens)
@@ -54,15 +78,9 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 		return nil, err
 	}
 	defer exec.Finalize()
-	pad := tok.Encode("\n")[0]
-	context := tok.Encode(o.Prompt)
-	if len(context) == 0 {
-		context = []int32{pad}
-	}
-	rng := rand.New(rand.NewPCG(o.Seed, 0x73616d706c65))
 	var generated []int32
-	for range o.Tokens {
-		if err := ctx.Err(); err != nil {
+	for range count {
+		if ctx.Err() != nil {
 			break
 		}
 		window, at := sampleWindow(context, n, start, pad)
@@ -72,11 +90,11 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 		}
 		logits := tensors.MustCopyFlatData[float32](outs[0])
 		vocab := len(logits) / (n - start)
-		next := pick(logits[(at-start)*vocab:(at-start+1)*vocab], o.Temperature, o.TopK, rng)
+		next := choose(logits[(at-start)*vocab : (at-start+1)*vocab])
 		context = append(context, next)
 		generated = append(generated, next)
 	}
-	return &SampleResult{Prompt: o.Prompt, Text: tok.Decode(generated), Tokens: len(generated), Checkpoint: l.Dir}, nil
+	return generated, nil
 }
 
 // sampleWindow returns the n tokens fed to the model and the position whose

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +175,40 @@ func TestAuthorsProtocol(t *testing.T) {
 		if authors.Protocol != ProtocolAuthors || ours.Protocol != ProtocolECPI || math.IsNaN(authors.Loss) || authors.Loss == ours.Loss {
 			t.Errorf("%v: protocols %q %q, losses %v %v: want two different measurements", model, ours.Protocol, authors.Protocol, ours.Loss, authors.Loss)
 		}
+	}
+}
+
+// TestDecodedSampleMatchesRecomputed: within one window, greedy decoding with
+// the key/value cache picks the tokens that recomputing the window picks; past
+// the window it keeps going.
+func TestDecodedSampleMatchesRecomputed(t *testing.T) {
+	o := tiny(t, map[string]string{"steps": "3", "eval_every": "0"})
+	r, err := Run(context.Background(), o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(r.Checkpoint, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.model.CanDecode() {
+		t.Fatal("the tiny ECP model should decode incrementally")
+	}
+	greedy := func(logits []float32) int32 { return pick(logits, 0, 0, nil) }
+	prompt := l.Tokenizer().Encode("Light is")
+	decoded, err := decodeTokens(context.Background(), l.backend.Backend, l.store, l.model, slices.Clone(prompt), 20, '\n', greedy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recomputed, err := l.recomputeTokens(context.Background(), slices.Clone(prompt), 20, '\n', greedy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(decoded, recomputed) {
+		t.Errorf("decoded %v, recomputed %v", decoded, recomputed)
+	}
+	long, err := decodeTokens(context.Background(), l.backend.Backend, l.store, l.model, slices.Clone(prompt), 70, '\n', greedy)
+	if err != nil || len(long) != 70 {
+		t.Errorf("70 tokens across windows of 32: got %d, %v", len(long), err)
 	}
 }
