@@ -23,11 +23,10 @@ func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t ta
 	e := &evaluator{model: m}
 	switch t := t.(type) {
 	case *lmTask:
-		// (tokens [B,n], targets [B,n], weights [B,n-start]) -> per window (Σ weight·nll, Σ weight) [B]
-		e.lmExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, targets, weights *graph.Node) (*graph.Node, *graph.Node) {
+		// (tokens [B,n], targets [B,n]) -> the loss of every scored position [B, n-start]
+		e.lmExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, targets *graph.Node) *graph.Node {
 			logits := m.Logits(scope, tokens)
-			nll := tokenNLL(logits, graph.SliceAxis(targets, 1, graph.AxisRangeToEnd(m.LossStart())))
-			return graph.ReduceSum(graph.Mul(nll, weights), 1), graph.ReduceSum(weights, 1)
+			return tokenNLL(logits, graph.SliceAxis(targets, 1, graph.AxisRangeToEnd(m.LossStart())))
 		})
 	case *classTask:
 		// (tokens [B,n], labels [B], -1 for filler rows) -> (Σ nll, correct, count)

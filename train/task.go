@@ -71,6 +71,24 @@ type Eval struct {
 	Count    int64   `json:"count"`              // scored tokens (LM) or examples
 	Windows  int     `json:"windows,omitempty"`  // LM: windows of n+1 tokens scored
 	Protocol string  `json:"protocol,omitempty"` // LM: ProtocolECPI or ProtocolAuthors
+	// ByPosition is the mean loss at each window position the model scores
+	// (from FirstPosition on), over every evaluation window (ecpi's protocol).
+	ByPosition    []float64 `json:"by_position,omitempty"`
+	FirstPosition int       `json:"first_position,omitempty"`
+}
+
+// LossFrom is the mean loss of positions from..n-1 of the window: scored on
+// the same positions, models trained on every position compare like for like
+// with models trained on their latents (from = n - latents).
+func (e *Eval) LossFrom(from int) (float64, error) {
+	if len(e.ByPosition) == 0 || from < e.FirstPosition || from >= e.FirstPosition+len(e.ByPosition) {
+		return 0, fmt.Errorf("no loss by position from %d (measured from %d to %d)", from, e.FirstPosition, e.FirstPosition+len(e.ByPosition)-1)
+	}
+	var sum float64
+	for _, v := range e.ByPosition[from-e.FirstPosition:] {
+		sum += v
+	}
+	return sum / float64(len(e.ByPosition)-(from-e.FirstPosition)), nil
 }
 
 // lmTask trains on random windows of a corpus and evaluates with ecpi's
@@ -170,7 +188,9 @@ func (t *lmTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 
 // everyTargetOnce is ecpi's protocol: windows of n+1 tokens at stride n/2,
 // every target of the split scored once (with at least n/2 tokens of context
-// after the first window), by the positions that carry the model's loss.
+// after the first window), by the positions that carry the model's loss. It
+// also measures the loss by position within the window (every window, every
+// scored position), where ECP's refined history should show.
 func (t *lmTask) everyTargetOnce(r *evaluator, tokens []int32, spec evalSpec) (*Eval, error) {
 	windows, err := data.EvalWindows(tokens, t.n)
 	if err != nil {
@@ -179,13 +199,19 @@ func (t *lmTask) everyTargetOnce(r *evaluator, tokens []int32, spec evalSpec) (*
 	if spec.batches > 0 {
 		windows = windows[:min(len(windows), spec.batches*t.batch)]
 	}
+	start := r.model.LossStart()
+	byPosition := make([]float64, t.n)
 	var sumNLL, count float64
-	err = t.scoreWindows(r, windows, func(nll, scored []float32) {
-		for i := range nll {
-			sumNLL, count = sumNLL+float64(nll[i]), count+float64(scored[i])
+	err = t.scoreWindows(r, windows, func(w data.EvalWindow, nll []float32) {
+		for j, v := range nll {
+			position := start + j
+			byPosition[position] += float64(v) / float64(len(windows))
+			if position >= w.FirstCounted {
+				sumNLL, count = sumNLL+float64(v), count+1
+			}
 		}
 	})
-	return &Eval{Loss: sumNLL / max(count, 1), Count: int64(math.Round(count)), Windows: len(windows)}, err
+	return &Eval{Loss: sumNLL / max(count, 1), Count: int64(count), Windows: len(windows), ByPosition: byPosition[start:], FirstPosition: start}, err
 }
 
 // authorsWindowMeans is the ECP authors' perplexity (ECPTransformer_main.py,
@@ -231,32 +257,33 @@ const authorsBatches = 1000
 
 func (t *lmTask) meanOfWindowMeans(r *evaluator, windows []data.EvalWindow) (*Eval, error) {
 	var sumMeans, count float64
-	err := t.scoreWindows(r, windows, func(nll, scored []float32) {
-		for i := range nll {
-			if scored[i] > 0 {
-				sumMeans, count = sumMeans+float64(nll[i]/scored[i]), count+float64(scored[i])
-			}
+	err := t.scoreWindows(r, windows, func(_ data.EvalWindow, nll []float32) {
+		var sum float64
+		for _, v := range nll {
+			sum += float64(v)
 		}
+		sumMeans, count = sumMeans+sum/float64(len(nll)), count+float64(len(nll))
 	})
-	return &Eval{Loss: sumMeans / float64(len(windows)), Count: int64(math.Round(count)), Windows: len(windows)}, err
+	return &Eval{Loss: sumMeans / float64(len(windows)), Count: int64(count), Windows: len(windows)}, err
 }
 
 // scoreWindows runs the evaluation graph over windows in batches and hands
-// each real window's summed NLL and number of scored targets to add.
-func (t *lmTask) scoreWindows(r *evaluator, windows []data.EvalWindow, add func(nll, scored []float32)) error {
-	start := r.model.LossStart()
+// each real window with the loss of each position its model scores to add.
+func (t *lmTask) scoreWindows(r *evaluator, windows []data.EvalWindow, add func(w data.EvalWindow, nll []float32)) error {
+	scored := t.n - r.model.LossStart()
 	for i := 0; i < len(windows); i += t.batch {
 		group := windows[i:min(i+t.batch, len(windows))]
-		inputs, targets, weights := data.EvalBatch(padWindows(group, t.batch))
+		inputs, targets, _ := data.EvalBatch(padWindows(group, t.batch))
 		outs, err := r.lmExec.Exec(
 			tensors.FromFlatDataAndDimensions(inputs, t.batch, t.n),
-			tensors.FromFlatDataAndDimensions(targets, t.batch, t.n),
-			tensors.FromFlatDataAndDimensions(sliceRows(weights, t.batch, t.n, start), t.batch, t.n-start))
+			tensors.FromFlatDataAndDimensions(targets, t.batch, t.n))
 		if err != nil {
 			return err
 		}
-		real := len(group)
-		add(tensors.MustCopyFlatData[float32](outs[0])[:real], tensors.MustCopyFlatData[float32](outs[1])[:real])
+		nll := tensors.MustCopyFlatData[float32](outs[0])
+		for w := range group {
+			add(group[w], nll[w*scored:(w+1)*scored])
+		}
 	}
 	return nil
 }
@@ -269,15 +296,6 @@ func padWindows(ws []data.EvalWindow, batch int) []data.EvalWindow {
 		w := ws[0]
 		w.FirstCounted = len(w.Targets)
 		out = append(out, w)
-	}
-	return out
-}
-
-// sliceRows keeps columns [start:] of a row-major [rows, cols] matrix.
-func sliceRows(x []float32, rows, cols, start int) []float32 {
-	out := make([]float32, 0, rows*(cols-start))
-	for r := range rows {
-		out = append(out, x[r*cols+start:(r+1)*cols]...)
 	}
 	return out
 }

@@ -212,3 +212,29 @@ func TestDecodedSampleMatchesRecomputed(t *testing.T) {
 		t.Errorf("70 tokens across windows of 32: got %d, %v", len(long), err)
 	}
 }
+
+// TestLossByPosition: the ecpi protocol reports the loss at every position the
+// model scores, and scoring from a position averages the positions after it.
+func TestLossByPosition(t *testing.T) {
+	for _, extra := range []map[string]string{{}, {"model": "perceiverar", "segment": "", "latents": "8"}} {
+		s, err := newSession(tiny(t, extra), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := s.evaluate("valid", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, start := s.model.Config.SeqLen, s.model.LossStart()
+		if len(e.ByPosition) != n-start || e.FirstPosition != start {
+			t.Fatalf("%v: %d positions from %d, want %d from %d", extra, len(e.ByPosition), e.FirstPosition, n-start, start)
+		}
+		last, err := e.LossFrom(n - 1)
+		if err != nil || last != e.ByPosition[len(e.ByPosition)-1] {
+			t.Errorf("%v: loss from the last position %v (%v), want %v", extra, last, err, e.ByPosition[len(e.ByPosition)-1])
+		}
+		if _, err := e.LossFrom(start - 1); err == nil && start > 0 {
+			t.Errorf("%v: loss from position %d, before the first scored one, was given", extra, start-1)
+		}
+	}
+}
