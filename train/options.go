@@ -41,6 +41,7 @@ type Options struct {
 	Keep        int    `json:"keep"`    // checkpoints kept
 	Backend     string `json:"backend"` // "" = automatic (xla.Choose)
 	Devices     int    `json:"devices"` // devices each batch is split across (XLA backends)
+	Reuse       bool   `json:"reuse"`   // the run cache: reuse a finished run of the same options and seed (cache.go)
 }
 
 // Schedules names the learning-rate schedules.
@@ -79,6 +80,7 @@ var optionTable = option.Table[Options]{
 	option.Int("keep", "checkpoints kept in the run folder", func(o *Options) *int { return &o.Keep }, option.AtLeast(1)),
 	option.Text("backend", "compute backend: go, xla, xla:cpu, ... (default: automatic)", func(o *Options) *string { return &o.Backend }),
 	option.Int("devices", "split every batch across this many devices of an XLA backend (batch must divide; no accum)", func(o *Options) *int { return &o.Devices }, option.AtLeast(1)),
+	option.Bool("reuse", "keep the run in the run cache and reuse a finished run of the same options and seed instead of training again", func(o *Options) *bool { return &o.Reuse }),
 }
 
 // OptionInfos lists the training options with their defaults.

@@ -188,31 +188,46 @@ func Retrieval(ctx context.Context, o Options, distances []int, progress func(di
 
 func retrievalRun(ctx context.Context, o Options, distance int, progress func(int, Progress)) (*RetrievalResult, error) {
 	o.Distance = distance
-	o.RunDir = filepath.Join(o.RunDir, fmt.Sprintf("distance-%d", distance))
+	if !o.Reuse {
+		o.RunDir = filepath.Join(o.RunDir, fmt.Sprintf("distance-%d", distance))
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	cached := ""
+	if o.Reuse {
+		dir, err := cacheDir(o)
+		if err != nil {
+			return nil, err
+		}
+		cached = filepath.Join(dir, retrievalFile)
+		var done RetrievalResult
+		if found, err := readCached(cached, &done); found || err != nil {
+			return &done, err
+		}
+	}
 	start := time.Now()
-	s, err := newSession(o, nil)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.prepareRunDir(); err != nil {
-		return nil, err
-	}
 	var step func(Progress)
 	if progress != nil {
 		step = func(p Progress) { progress(distance, p) }
 	}
-	run, err := s.loop(ctx, step)
+	run, err := Run(ctx, o, step)
 	if err != nil {
 		return nil, err
 	}
-	test, err := s.evaluate("test", 0)
+	l, err := Open(run.Checkpoint, o.Backend)
 	if err != nil {
 		return nil, err
 	}
-	return &RetrievalResult{Data: o.Data, Model: run.Model, N: s.model.Config.SeqLen, Distance: distance, Acc: test.Acc,
+	test, err := l.evaluate("test", 0)
+	if err != nil {
+		return nil, err
+	}
+	r := &RetrievalResult{Data: o.Data, Model: run.Model, N: l.model.Config.SeqLen, Distance: distance, Acc: test.Acc,
 		Loss: test.Loss, Count: test.Count, Steps: run.Steps, TrainLoss: run.TrainLoss, Seconds: time.Since(start).Seconds(),
-		Checkpoint: run.Checkpoint, Interrupted: run.Interrupted}, nil
+		Checkpoint: run.Checkpoint, Interrupted: run.Interrupted}
+	if cached != "" && !r.Interrupted {
+		return r, writeCached(cached, r)
+	}
+	return r, nil
 }

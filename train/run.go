@@ -115,6 +115,9 @@ func Run(ctx context.Context, o Options, progress func(Progress)) (*Result, erro
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	if o.Reuse {
+		return runCached(ctx, o, progress)
+	}
 	s, err := newSession(o, nil)
 	if err != nil {
 		return nil, err
