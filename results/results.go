@@ -1,0 +1,203 @@
+// Package results is the machine-readable record of ecpi's experiments: each
+// notebook's full mode writes one File (notebooks/results/NN-name.json) with
+// every run it measured, the trivial baselines beside them and a verdict for
+// every claim of the papers it tests; Report rebuilds EXPERIMENTS.md from
+// those files. Verdicts are computed, never written by hand: a claim
+// reproduces when ours points the paper's way by more than two standard
+// errors, is opposite when it points the other way by as much, and is
+// inconclusive otherwise.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// File is one notebook's results.
+type File struct {
+	Notebook  string             `json:"notebook"` // e.g. "05-long-range-tasks"
+	Title     string             `json:"title"`
+	Date      string             `json:"date"`
+	Machine   string             `json:"machine"`
+	Backend   string             `json:"backend"`
+	Mode      string             `json:"mode"` // full or quick
+	Runs      []Run              `json:"runs"`
+	Claims    []Claim            `json:"claims"`
+	Baselines map[string]float64 `json:"baselines"`
+	Tables    []Table            `json:"tables,omitempty"` // what the notebook shows, for EXPERIMENTS.md
+	Notes     []string           `json:"notes,omitempty"`
+}
+
+// Run is one measurement of one trained model.
+type Run struct {
+	Experiment string  `json:"experiment"`
+	Model      string  `json:"model"`
+	Seed       int64   `json:"seed"`
+	Distance   int     `json:"distance,omitempty"`
+	Metric     string  `json:"metric"`
+	Value      float64 `json:"value"`
+	Steps      int     `json:"steps,omitempty"`
+	Params     int64   `json:"params,omitempty"`
+}
+
+// Claim is one claim of a paper and what ecpi measured of it.
+type Claim struct {
+	ID       int    `json:"id"`    // the claim's number in EXPERIMENTS.md's list
+	Paper    string `json:"paper"` // "ECP (arXiv 2412.06106)" or "π-Attention (arXiv 2511.10696)"
+	Claim    string `json:"claim"`
+	PaperSay string `json:"paper_says"` // the paper's number
+	Ours     string `json:"ours"`       // ours, with its standard error
+	Verdict  string `json:"verdict"`    // Reproduces, Opposite, Inconclusive or Untestable
+	Why      string `json:"why,omitempty"`
+}
+
+// Table is a small table a notebook shows (Markdown in EXPERIMENTS.md).
+type Table struct {
+	Caption string     `json:"caption"`
+	Header  []string   `json:"header"`
+	Rows    [][]string `json:"rows"`
+	Notes   string     `json:"notes,omitempty"`
+}
+
+// The verdicts.
+const (
+	Reproduces   = "reproduces"
+	Opposite     = "opposite"
+	Inconclusive = "inconclusive"
+	Untestable   = "untestable here"
+)
+
+// MeanSE is the mean of values and its standard error (the sample standard
+// deviation over √count; 0 for a single value).
+func MeanSE(values []float64) (mean, se float64) {
+	if len(values) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, v := range values {
+		mean += v
+	}
+	mean /= float64(len(values))
+	if len(values) == 1 {
+		return mean, 0
+	}
+	var squares float64
+	for _, v := range values {
+		squares += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(squares/float64(len(values)-1)) / math.Sqrt(float64(len(values)))
+}
+
+// Difference compares a with b: the difference of their means, its standard
+// error, and the verdict on the claim that a exceeds b (pass lowerIsBetter
+// when the claim is that a is lower, e.g. a loss).
+func Difference(a, b []float64, lowerIsBetter bool) (diff, se float64, verdict string) {
+	meanA, seA := MeanSE(a)
+	meanB, seB := MeanSE(b)
+	diff, se = meanA-meanB, math.Hypot(seA, seB)
+	claimed := diff
+	if lowerIsBetter {
+		claimed = -diff
+	}
+	return diff, se, VerdictOf(claimed, se)
+}
+
+// VerdictOf is the verdict on a difference whose sign the claim predicts
+// positive, with its standard error.
+func VerdictOf(claimed, se float64) string {
+	switch {
+	case math.IsNaN(claimed) || math.IsNaN(se):
+		return Inconclusive
+	case claimed > 2*se && claimed > 0:
+		return Reproduces
+	case claimed < -2*se && claimed < 0:
+		return Opposite
+	}
+	return Inconclusive
+}
+
+// Values picks the values of one experiment, model and metric (and distance,
+// when not zero), in seed order.
+func (f *File) Values(experiment, model, metric string, distance int) []float64 {
+	var runs []Run
+	for _, r := range f.Runs {
+		if r.Experiment == experiment && r.Model == model && r.Metric == metric && r.Distance == distance {
+			runs = append(runs, r)
+		}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Seed < runs[j].Seed })
+	out := make([]float64, len(runs))
+	for i, r := range runs {
+		out[i] = r.Value
+	}
+	return out
+}
+
+// Write saves the file as indented JSON in dir/<notebook>.json.
+func (f *File) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, f.Notebook+".json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads every results file of dir, in notebook order.
+func Load(dir string) ([]File, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	var files []File
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		var f File
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// FormatSE writes a mean and its standard error with a sensible precision.
+func FormatSE(mean, se float64, unit string) string {
+	digits := 3
+	if se > 0 {
+		digits = max(0, min(4, 1-int(math.Floor(math.Log10(se)))))
+	}
+	return fmt.Sprintf("%.*f ± %.*f%s", digits, mean, digits, se, unit)
+}
+
+// markdown renders a table.
+func (t Table) markdown() string {
+	var b strings.Builder
+	if t.Caption != "" {
+		fmt.Fprintf(&b, "%s\n\n", t.Caption)
+	}
+	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(t.Header, " | "), strings.Repeat("---|", len(t.Header)))
+	for _, row := range t.Rows {
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+	}
+	if t.Notes != "" {
+		fmt.Fprintf(&b, "\n%s\n", t.Notes)
+	}
+	return b.String()
+}
