@@ -259,3 +259,20 @@ func TestRanking(t *testing.T) {
 		t.Errorf("Ranking = %q", got)
 	}
 }
+
+func TestTicksAreRoundAndHaveNoNegativeZero(t *testing.T) {
+	// A range just below zero once gave Ceil(-0.4) = -0 and a "-0" tick.
+	a := newAxis([]float64{-0.04, 0.9}, false, 0, 100)
+	var labels []string
+	for _, v := range a.ticks() {
+		labels = append(labels, formatTick(v))
+	}
+	if got := strings.Join(labels, " "); got != "0 0.5" {
+		t.Errorf("ticks %q, want 0 0.5", got)
+	}
+	for _, v := range newAxis([]float64{-1, 1}, false, 0, 100).ticks() {
+		if s := formatTick(v); s == "-0" || strings.Contains(s, "e-") {
+			t.Errorf("tick %q on [-1, 1]", s)
+		}
+	}
+}

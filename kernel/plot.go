@@ -59,9 +59,11 @@ func (a axis) ticks() []float64 {
 		}
 		return out
 	}
+	// Whole multiples of the step: adding the step up would carry rounding
+	// errors, and the multiple 0 is +0 (Ceil of a small negative is -0, drawn "-0").
 	step := niceStep((a.hi - a.lo) / 5)
-	for v := math.Ceil(a.lo/step-1e-9) * step; v <= a.hi+step*1e-9; v += step {
-		out = append(out, v)
+	for k := int(math.Ceil(a.lo/step - 1e-9)); float64(k)*step <= a.hi+step*1e-9; k++ {
+		out = append(out, float64(k)*step)
 	}
 	return out
 }
