@@ -225,6 +225,16 @@ func TestTableEscapesHTMLAndMarkdown(t *testing.T) {
 	}
 }
 
+func TestTableShowsOnceWithHTMLAndMarkdown(t *testing.T) {
+	tab := Table{Caption: "c", Header: []string{"a"}, Rows: [][]string{{"1"}}}
+	b := tab.bundle()
+	html, _ := b[protocol.MIMETextHTML].(string)
+	md, _ := b[protocol.MIMETextMarkdown].(string)
+	if !strings.Contains(html, "<table") || md != tab.Markdown() || b[protocol.MIMETextPlain] != md {
+		t.Errorf("table output %v: want its HTML, its Markdown and the Markdown as plain text in one output", b)
+	}
+}
+
 func TestSummaryCountsECPPairs(t *testing.T) {
 	cfg := models.DefaultConfig("ecp")
 	cfg.SeqLen, cfg.Segment = 4096, 256
