@@ -323,15 +323,15 @@ func TestWordsAndPick(t *testing.T) {
 func TestResultsTableAndLossPlot(t *testing.T) {
 	acc := 0.625
 	results := []*train.Result{
-		{Model: "ecp", Data: "wiki", Tokenizer: "byte", Backend: "go", Params: 1000, Steps: 2, TrainLoss: 1.5, ValidLoss: 1.25, ValidPPL: 3.49, Losses: []float64{2, 1}},
+		{Model: "ecp", Data: "wiki", Tokenizer: "byte", Backend: "go", Params: 1000, Steps: 2, TrainLoss: 1.5, ValidLoss: 1.25, ValidPPL: 3.49, ValidStep: 2, Losses: []float64{2, 1}},
 		{Model: "full", Data: "wiki", Params: 990, Steps: 2, ValidAcc: &acc, Losses: []float64{3}},
 	}
 	tab := ResultsTable("c", []string{"ECP"}, results, map[string]string{"ECP": "17.82"})
 	if len(tab.Rows) != 2 || tab.Rows[0][0] != "ECP" || tab.Rows[1][0] != "full" || tab.Rows[0][9] != "17.82" || tab.Rows[1][7] != "62.50 %" {
 		t.Errorf("rows %q", tab.Rows)
 	}
-	if tab.Rows[1][5] != "" {
-		t.Errorf("an unmeasured ppl shows %q", tab.Rows[1][5])
+	if tab.Rows[1][5] != "" || tab.Rows[1][4] != "" || tab.Rows[1][8] != "" {
+		t.Errorf("an unevaluated, untimed run shows valid loss %q, ppl %q, tokens/s %q", tab.Rows[1][4], tab.Rows[1][5], tab.Rows[1][8])
 	}
 	p := LossPlot("l", nil, results)
 	if len(p.Series) != 2 || p.Series[0].X[1] != 2 || p.Series[1].Name != "full" {
@@ -340,8 +340,8 @@ func TestResultsTableAndLossPlot(t *testing.T) {
 }
 
 func TestRanking(t *testing.T) {
-	rs := []*train.Result{{Model: "a", ValidLoss: 2}, {Model: "b", ValidLoss: 1}}
-	if got := Ranking([]string{"A"}, rs); got != "measured order by validation loss (best first): b (1.0000) < A (2.0000)" {
+	rs := []*train.Result{{Model: "a", ValidLoss: 2, ValidStep: 5}, {Model: "b", ValidLoss: 1, ValidStep: 5}, {Model: "c", Steps: 3}}
+	if got := Ranking([]string{"A"}, rs); got != "measured order by validation loss (best first): b (1.0000) < A (2.0000); not evaluated: c" {
 		t.Errorf("Ranking = %q", got)
 	}
 }

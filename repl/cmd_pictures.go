@@ -277,12 +277,18 @@ func (cmp Comparison) Text() string {
 		if r.Interrupted {
 			steps += "!"
 		}
-		ppl := "-"
+		valid, ppl, speed := "-", "-", "-"
+		if r.ValidStep > 0 {
+			valid = fmt.Sprintf("%.4f", r.ValidLoss)
+		}
 		if r.ValidPPL > 0 {
 			ppl = fmt.Sprintf("%.3f", r.ValidPPL)
 		}
-		rows = append(rows, []string{r.Model, steps, fmt.Sprintf("%.4f", r.TrainLoss), fmt.Sprintf("%.4f", r.ValidLoss),
-			ppl, fmt.Sprintf("%.0f", r.TokensPerS), strconv.FormatInt(r.PairsScored, 10), fmt.Sprintf("%.1f", r.Seconds),
+		if r.MsPerStep > 0 {
+			speed = fmt.Sprintf("%.0f", r.TokensPerS)
+		}
+		rows = append(rows, []string{r.Model, steps, fmt.Sprintf("%.4f", r.TrainLoss), valid,
+			ppl, speed, strconv.FormatInt(r.PairsScored, 10), fmt.Sprintf("%.1f", r.Seconds),
 			train.Sparkline(r.Losses, 24)})
 	}
 	text := Table(header, rows)

@@ -68,6 +68,7 @@ type Eval struct {
 	Acc     float64 `json:"acc,omitempty"`     // classification accuracy
 	Count   int64   `json:"count"`             // scored tokens (LM) or examples
 	Windows int     `json:"windows,omitempty"` // LM: windows of n+1 tokens at stride n/2
+	Step    int     `json:"step,omitempty"`    // the training step it measured (0: `ecpi eval` of a checkpoint)
 }
 
 // lmTask trains on random windows of a corpus and evaluates with the ECP
