@@ -207,7 +207,7 @@ func runEval(c *Call) error {
 // SampleText is what `sample` prints.
 type SampleText struct{ *train.SampleResult }
 
-func (s SampleText) Text() string { return s.Prompt + s.SampleResult.Text }
+func (s SampleText) Text() string { return s.SampleResult.String() }
 
 func runSample(c *Call) error {
 	tokens, err := c.Int("tokens")

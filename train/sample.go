@@ -31,8 +31,9 @@ type SampleResult struct {
 	Checkpoint string `json:"checkpoint"`
 }
 
-// Text is the prompt followed by the continuation.
-func (r *SampleResult) String() string { return r.Prompt + r.Text }
+// String is the prompt followed by the continuation, made Visible: what
+// every front end prints (the JSON form keeps the text as generated).
+func (r *SampleResult) String() string { return Visible(r.Prompt + r.Text) }
 
 // Sample continues a prompt with the LM, one token at a time, from softmax(logits/T)
 // restricted to the top k. The window is the last n tokens: left-aligned
