@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: setup toolchain data xla-plugin kernel build demo test test-notebooks bench docker-test clean
+.PHONY: setup toolchain data xla-plugin kernel build demo test notebook test-notebooks bench docker-test clean
 
 ## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
 setup: toolchain data xla-plugin kernel build
@@ -29,6 +29,10 @@ demo: setup
 ## test: set up what is missing, then run every test (Go packages, CLI, REPL, notebooks).
 test: setup
 	bash scripts/test.sh
+
+## notebook: Jupyter with the ecpi kernel on 127.0.0.1 (installs what is missing); prints the URL with its token.
+notebook: kernel
+	bash scripts/notebook.sh
 
 ## test-notebooks: only the notebooks, headless in quick mode (needs `make kernel`).
 test-notebooks: kernel
