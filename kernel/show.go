@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"strings"
+
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/protocol"
 )
@@ -29,12 +31,14 @@ func ShowHTML(html string) { show("", bundle{protocol.MIMETextHTML: html}, nil) 
 // ShowPNG displays a PNG image in the cell's output.
 func ShowPNG(png []byte) { show("", bundle{protocol.MIMEImagePNG: png}, nil) }
 
-// ShowMarkdown displays Markdown, with its source as the plain text that
-// UIs which do not render it (an untrusted classic Notebook) show instead.
+// ShowMarkdown displays Markdown, with a plain-text form for the UIs that do
+// not render it (an untrusted classic Notebook).
 func ShowMarkdown(md string) { show("", markdown(md), nil) }
 
+// markdown is Markdown and, as plain text, its source without the bold and
+// code markers, which would show as stray ** and `.
 func markdown(md string) bundle {
-	return bundle{protocol.MIMETextMarkdown: md, protocol.MIMETextPlain: md}
+	return bundle{protocol.MIMETextMarkdown: md, protocol.MIMETextPlain: strings.NewReplacer("**", "", "`", "").Replace(md)}
 }
 
 // InNotebook reports whether the program runs inside a GoNB cell.
