@@ -207,7 +207,12 @@ func runEval(c *Call) error {
 // SampleText is what `sample` prints.
 type SampleText struct{ *train.SampleResult }
 
-func (s SampleText) Text() string { return s.SampleResult.String() }
+func (s SampleText) Text() string {
+	if s.Hint == "" {
+		return s.SampleResult.String()
+	}
+	return s.SampleResult.String() + "\n\nhint: " + s.Hint
+}
 
 func runSample(c *Call) error {
 	tokens, err := c.Int("tokens")

@@ -144,6 +144,9 @@ func TestSampleOutputHasNoRawControlBytes(t *testing.T) {
 			t.Fatalf("sample printed the raw control character %U: %q", r, out)
 		}
 	}
+	if !strings.Contains(string(out), "hint: the model has trained 1 step and predicts") {
+		t.Errorf("an untrained model's sample comes without the hint that it is untrained: %q", out)
+	}
 	if !strings.ContainsAny(string(out), "␀␁␂␃␄␅␆␇␈␋␌␍␎␏␐␑␒␓␔␕␖␗␘␙␚␛␜␝␞␟␡") && !strings.Contains(string(out), `\x`) {
 		t.Errorf("an untrained byte model's 300 tokens show no control byte or stray byte: the test did not exercise the escaping: %q", out)
 	}
