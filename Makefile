@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: setup toolchain data xla-plugin kernel build demo test notebook test-notebooks bench docker-test clean
+.PHONY: setup toolchain data xla-plugin kernel build demo test notebook test-notebooks bench docker docker-test clean
 
 ## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
 setup: toolchain data xla-plugin kernel build
@@ -42,6 +42,10 @@ test-notebooks: kernel
 bench: build
 	$(ENV) bin/ecpi bench attention variants=full,local,s2,ecp,pi n=1024,2048,4096
 	$(ENV) go test -run '^$$' -bench . -benchtime 3x ./bench/
+
+## docker: build the workshop image and start its Jupyter container (offline-capable; see docs/docker.md).
+docker:
+	bash scripts/docker.sh
 
 docker-test:
 	bash scripts/docker-test.sh
