@@ -144,9 +144,21 @@ func (c *pngCanvas) dot(at point, radius float64, colour color.RGBA) {
 }
 
 // fill paints the union of the polygons (nominal coordinates) in one colour.
+// The rasteriser covers only their bounding box: one the size of the image
+// for every grid line and dot made a redraw cost ~100 MB.
 func (c *pngCanvas) fill(colour color.RGBA, polygons ...[]point) {
-	size := c.img.Bounds().Size()
-	r := vector.NewRasterizer(size.X, size.Y)
+	box := image.Rectangle{}
+	for _, poly := range polygons {
+		for _, p := range poly {
+			x, y := p.x*c.scale, p.y*c.scale
+			box = box.Union(image.Rect(int(math.Floor(x)), int(math.Floor(y)), int(math.Ceil(x))+1, int(math.Ceil(y))+1))
+		}
+	}
+	box = box.Intersect(c.img.Bounds())
+	if box.Empty() {
+		return
+	}
+	r := vector.NewRasterizer(box.Dx(), box.Dy())
 	for _, poly := range polygons {
 		if len(poly) < 3 {
 			continue
@@ -157,7 +169,7 @@ func (c *pngCanvas) fill(colour color.RGBA, polygons ...[]point) {
 			poly = reversed(poly)
 		}
 		for i, p := range poly {
-			x, y := float32(p.x*c.scale), float32(p.y*c.scale)
+			x, y := float32(p.x*c.scale-float64(box.Min.X)), float32(p.y*c.scale-float64(box.Min.Y))
 			if i == 0 {
 				r.MoveTo(x, y)
 			} else {
@@ -166,7 +178,7 @@ func (c *pngCanvas) fill(colour color.RGBA, polygons ...[]point) {
 		}
 		r.ClosePath()
 	}
-	r.Draw(c.img, c.img.Bounds(), image.NewUniform(colour), image.Point{})
+	r.Draw(c.img, box, image.NewUniform(colour), image.Point{})
 }
 
 func (c *pngCanvas) text(at point, s string, st textStyle) {

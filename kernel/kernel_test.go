@@ -199,6 +199,21 @@ func TestFigureCarriesPNGForUntrustedNotebooks(t *testing.T) {
 	}
 }
 
+// BenchmarkLossPlotPNG: Live redraws its plot as PNG up to once a second while
+// training runs (~36 ms and ~22 MB per redraw on 2 cores).
+func BenchmarkLossPlotPNG(b *testing.B) {
+	var xs, ys []float64
+	for i := range 1000 {
+		xs, ys = append(xs, float64(i+1)), append(ys, 5/(1+float64(i)/50))
+	}
+	p := Plot{Title: "loss", XLabel: "step", YLabel: "nats", Series: []Series{{Name: "train", X: xs, Y: ys}, {Name: "valid", X: []float64{100, 500, 1000}, Y: []float64{3, 2, 1}}}}
+	for b.Loop() {
+		if _, err := p.PNG(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func TestNiceStep(t *testing.T) {
 	for raw, want := range map[float64]float64{0.13: 0.2, 7: 10, 45: 50, 1.0: 1, 0: 1} {
 		if got := niceStep(raw); math.Abs(got-want) > 1e-12 {
