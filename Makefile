@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: setup toolchain data xla-plugin kernel build demo test check test-notebooks bench docker-test clean
+.PHONY: setup toolchain data xla-plugin kernel build demo test check notebook test-notebooks bench docker docker-test clean
 
 ## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
 setup: toolchain data xla-plugin kernel build
@@ -35,6 +35,10 @@ test: setup
 check: build
 	$(ENV) go vet ./... && GOMLX_BACKEND=go go test -short -count=1 ./...
 
+## notebook: Jupyter with the ecpi kernel on 127.0.0.1 (installs what is missing); prints the URL with its token.
+notebook: kernel
+	bash scripts/notebook.sh
+
 ## test-notebooks: only the notebooks, headless in quick mode (needs `make kernel`).
 test-notebooks: kernel
 	bash scripts/test-notebooks.sh
@@ -43,6 +47,10 @@ test-notebooks: kernel
 bench: build
 	$(ENV) bin/ecpi bench attention variants=full,local,s2,ecp,pi n=1024,2048,4096
 	$(ENV) go test -run '^$$' -bench . -benchtime 3x ./bench/
+
+## docker: build the workshop image and start its Jupyter container (offline-capable; see docs/docker.md).
+docker:
+	bash scripts/docker.sh
 
 docker-test:
 	bash scripts/docker-test.sh

@@ -10,6 +10,7 @@ require (
 	github.com/gomlx/gomlx v0.28.16
 	github.com/janpfeifer/gonb v0.11.5
 	github.com/tiktoken-go/tokenizer v0.10.0
+	golang.org/x/image v0.26.0
 	golang.org/x/term v0.48.0
 )
 
@@ -28,6 +29,7 @@ require (
 	github.com/pkg/term v1.2.0-beta.2 // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.35.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 )

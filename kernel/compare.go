@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 
 	"github.com/ecpi-dev/ecpi/train"
 )
@@ -55,8 +56,12 @@ func ResultsTable(caption string, labels []string, results []*train.Result, pape
 		if r.ValidAcc != nil {
 			acc = fmt.Sprintf("%.2f %%", 100**r.ValidAcc)
 		}
-		t.AddRow(label, r.Params, r.Steps, fmt.Sprintf("%.4f", r.TrainLoss), fmt.Sprintf("%.4f", r.ValidLoss),
-			optional(r.ValidPPL, "%.3f"), optional(r.ValidBPC, "%.4f"), acc, fmt.Sprintf("%.0f", r.TokensPerS), paper[label])
+		valid := ""
+		if r.ValidStep > 0 {
+			valid = fmt.Sprintf("%.4f", r.ValidLoss)
+		}
+		t.AddRow(label, r.Params, r.Steps, fmt.Sprintf("%.4f", r.TrainLoss), valid,
+			optional(r.ValidPPL, "%.3f"), optional(r.ValidBPC, "%.4f"), acc, optional(r.TokensPerS, "%.0f"), paper[label])
 	}
 	if len(results) > 0 {
 		data := results[0].Data
@@ -76,23 +81,34 @@ func optional(v float64, format string) string {
 	return fmt.Sprintf(format, v)
 }
 
-// Ranking states the measured order of the runs by validation loss, best first.
+// Ranking states the measured order of the runs by validation loss, best
+// first; runs that were never evaluated are named after it.
 func Ranking(labels []string, results []*train.Result) string {
-	idx := make([]int, len(results))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return results[idx[a]].ValidLoss < results[idx[b]].ValidLoss })
-	s := "measured order by validation loss (best first):"
-	for k, i := range idx {
-		label := results[i].Model
+	label := func(i int) string {
 		if i < len(labels) {
-			label = labels[i]
+			return labels[i]
 		}
+		return results[i].Model
+	}
+	var ranked []int
+	var unevaluated []string
+	for i, r := range results {
+		if r.ValidStep > 0 {
+			ranked = append(ranked, i)
+		} else {
+			unevaluated = append(unevaluated, label(i))
+		}
+	}
+	sort.SliceStable(ranked, func(a, b int) bool { return results[ranked[a]].ValidLoss < results[ranked[b]].ValidLoss })
+	s := "measured order by validation loss (best first):"
+	for k, i := range ranked {
 		if k > 0 {
 			s += " <"
 		}
-		s += fmt.Sprintf(" %s (%.4f)", label, results[i].ValidLoss)
+		s += fmt.Sprintf(" %s (%.4f)", label(i), results[i].ValidLoss)
+	}
+	if len(unevaluated) > 0 {
+		s += "; not evaluated: " + strings.Join(unevaluated, ", ")
 	}
 	return s
 }

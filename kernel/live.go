@@ -2,11 +2,11 @@ package kernel
 
 import (
 	"fmt"
-	"html"
 	"time"
 
 	"github.com/ecpi-dev/ecpi/train"
 	"github.com/janpfeifer/gonb/gonbui"
+	"github.com/janpfeifer/gonb/gonbui/protocol"
 )
 
 // Live is a loss plot that redraws in place while train.Run runs: pass its
@@ -16,7 +16,8 @@ type Live struct {
 	Title    string
 	Interval time.Duration
 
-	id         string
+	plotID     string // the plot's display, redrawn in place
+	statusID   string // the status line's, under it
 	last       time.Time
 	steps      []float64
 	losses     []float64
@@ -27,13 +28,14 @@ type Live struct {
 
 // NewLive starts a live plot with a unique display id.
 func NewLive(title string) *Live {
-	return &Live{Title: title, Interval: time.Second, id: "ecpi-live-" + gonbui.UniqueID()}
+	id := gonbui.UniqueID()
+	return &Live{Title: title, Interval: time.Second, plotID: "ecpi-live-plot-" + id, statusID: "ecpi-live-status-" + id}
 }
 
 // Progress records one step and redraws when due.
 func (l *Live) Progress(p train.Progress) {
 	if p.Compiling {
-		gonbui.UpdateHTML(l.id, fmt.Sprintf("<pre>%s: compiling the training graph…</pre>", html.EscapeString(l.Title)))
+		show(l.statusID, bundle{protocol.MIMETextPlain: l.Title + ": compiling the training graph…"}, nil)
 		return
 	}
 	l.steps = append(l.steps, float64(p.Step))
@@ -46,7 +48,8 @@ func (l *Live) Progress(p train.Progress) {
 	}
 	if p.Eval != nil || p.Step >= p.Steps || time.Since(l.last) >= l.Interval {
 		l.last = time.Now()
-		gonbui.UpdateHTML(l.id, l.HTML())
+		showFigure(l.plotID, l.Plot())
+		show(l.statusID, bundle{protocol.MIMETextPlain: l.status}, nil)
 	}
 }
 
@@ -61,7 +64,5 @@ func (l *Live) Plot() Plot {
 	}
 }
 
-// HTML is the plot with a status line under it.
-func (l *Live) HTML() string {
-	return fmt.Sprintf(`<div>%s<pre>%s</pre></div>`, l.Plot().SVG(), html.EscapeString(l.status))
-}
+// Status is the line under the plot: the last step, and the last evaluation on evaluation steps.
+func (l *Live) Status() string { return l.status }

@@ -2,7 +2,7 @@ package kernel
 
 import (
 	"fmt"
-	"html"
+	"image/color"
 	"math"
 	"strconv"
 	"strings"
@@ -16,7 +16,8 @@ type Series struct {
 	Dashed bool // reference curves: the papers' numbers, bounds such as k·L
 }
 
-// Plot is a line plot rendered as a self-contained SVG (no scripts, no CDN).
+// Plot is a line plot, drawn offline with the standard library and the Go
+// fonts: as PNG, which every notebook UI shows, and as SVG (no scripts, no CDN).
 type Plot struct {
 	Title, XLabel, YLabel string
 	LogX, LogY            bool // base-2 axes when the range is under 2^12, else base 10
@@ -25,7 +26,18 @@ type Plot struct {
 }
 
 // palette is matplotlib's "tab10".
-var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+var palette = []color.RGBA{
+	{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff}, {0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff},
+	{0x8c, 0x56, 0x4b, 0xff}, {0xe3, 0x77, 0xc2, 0xff}, {0x7f, 0x7f, 0x7f, 0xff}, {0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
+}
+
+var (
+	white     = color.RGBA{0xff, 0xff, 0xff, 0xff}
+	frame     = color.RGBA{0x33, 0x33, 0x33, 0xff}
+	gridLine  = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
+	textColor = color.RGBA{0, 0, 0, 0xff}
+	noColor   = color.RGBA{}
+)
 
 // Layout of the drawing area inside the SVG.
 const (
@@ -59,9 +71,11 @@ func (a axis) ticks() []float64 {
 		}
 		return out
 	}
+	// Whole multiples of the step: adding the step up would carry rounding
+	// errors, and the multiple 0 is +0 (Ceil of a small negative is -0, drawn "-0").
 	step := niceStep((a.hi - a.lo) / 5)
-	for v := math.Ceil(a.lo/step-1e-9) * step; v <= a.hi+step*1e-9; v += step {
-		out = append(out, v)
+	for k := int(math.Ceil(a.lo/step - 1e-9)); float64(k)*step <= a.hi+step*1e-9; k++ {
+		out = append(out, float64(k)*step)
 	}
 	return out
 }
@@ -145,12 +159,41 @@ func slicesMax(v []float64) float64 {
 	return m
 }
 
-// SVG renders the plot. Series with no drawable point still get a legend entry.
-func (p Plot) SVG() string {
-	w, h := p.Width, p.Height
-	if w == 0 || h == 0 {
-		w, h = 640, 360
+// size is the plot's nominal size in pixels.
+func (p Plot) size() (w, h int) {
+	if p.Width == 0 || p.Height == 0 {
+		return 640, 360
 	}
+	return p.Width, p.Height
+}
+
+// SVG renders the plot as a self-contained SVG document.
+func (p Plot) SVG() string {
+	w, h := p.size()
+	var c svgCanvas
+	fmt.Fprintf(&c, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="%d">`, w, h, w, h, fontSize)
+	p.draw(&c, w, h)
+	c.WriteString(`</svg>`)
+	return c.String()
+}
+
+// pngScale is device pixels per nominal pixel: the PNG is shown at the
+// nominal size and stays sharp on high-density screens.
+const pngScale = 2
+
+// PNG renders the plot as a PNG image of pngScale times its nominal size.
+func (p Plot) PNG() ([]byte, error) {
+	w, h := p.size()
+	c := newPNGCanvas(w, h, pngScale)
+	p.draw(c, w, h)
+	if c.err != nil {
+		return nil, fmt.Errorf("plot %q: %w", p.Title, c.err)
+	}
+	return encode(c.img)
+}
+
+// draw lays the plot out. Series with no drawable point still get a legend entry.
+func (p Plot) draw(c canvas, w, h int) {
 	var xs, ys []float64
 	for _, s := range p.Series {
 		for i := range min(len(s.X), len(s.Y)) {
@@ -161,65 +204,58 @@ func (p Plot) SVG() string {
 	}
 	x := newAxis(xs, p.LogX, marginLeft, float64(w-marginRight))
 	y := newAxis(ys, p.LogY, float64(h-marginBottom), marginTop)
-
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`, w, h, w, h)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`, w, h)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>`, marginLeft, html.EscapeString(p.Title))
-	p.drawAxes(&b, x, y, w, h)
+	c.rect(0, 0, float64(w), float64(h), white, noColor)
+	c.text(point{marginLeft, 20}, p.Title, textStyle{size: 14, bold: true})
+	p.drawAxes(c, x, y, w, h)
 	for i, s := range p.Series {
-		p.drawSeries(&b, s, palette[i%len(palette)], x, y)
-		ly := marginTop + 18*i
-		dash := ""
-		if s.Dashed {
-			dash = ` stroke-dasharray="6 3"`
-		}
-		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>`, w-marginRight+10, ly, w-marginRight+30, ly, palette[i%len(palette)], dash)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`, w-marginRight+36, ly, html.EscapeString(s.Name))
+		colour := palette[i%len(palette)]
+		p.drawSeries(c, s, colour, x, y)
+		legendX, legendY := float64(w-marginRight), float64(marginTop+18*i)
+		c.polyline([]point{{legendX + 10, legendY}, {legendX + 30, legendY}}, colour, 2, s.Dashed)
+		c.text(point{legendX + 36, legendY}, s.Name, textStyle{size: fontSize, middle: true})
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
-func (p Plot) drawAxes(b *strings.Builder, x, y axis, w, h int) {
+func (p Plot) drawAxes(c canvas, x, y axis, w, h int) {
 	bottom, right := float64(h-marginBottom), float64(w-marginRight)
-	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`, marginLeft, marginTop, right-marginLeft, bottom-marginTop)
 	for _, t := range x.ticks() {
 		px := x.value(t)
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, px, marginTop, px, bottom)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, px, bottom+16, formatTick(t))
+		c.polyline([]point{{px, marginTop}, {px, bottom}}, gridLine, 1, false)
+		c.text(point{px, bottom + 16}, formatTick(t), textStyle{size: fontSize, anchor: anchorMiddle})
 	}
 	for _, t := range y.ticks() {
 		py := y.value(t)
-		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, marginLeft, py, right, py)
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>`, marginLeft-6, py, formatTick(t))
+		c.polyline([]point{{marginLeft, py}, {right, py}}, gridLine, 1, false)
+		c.text(point{marginLeft - 6, py}, formatTick(t), textStyle{size: fontSize, anchor: anchorEnd, middle: true})
 	}
-	fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`, (marginLeft+right)/2, h-8, html.EscapeString(p.XLabel))
-	fmt.Fprintf(b, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, (marginTop+bottom)/2, html.EscapeString(p.YLabel))
+	c.rect(marginLeft, marginTop, right-marginLeft, bottom-marginTop, noColor, frame)
+	c.text(point{(marginLeft + right) / 2, float64(h - 8)}, p.XLabel, textStyle{size: fontSize, anchor: anchorMiddle})
+	c.text(point{16, (marginTop + bottom) / 2}, p.YLabel, textStyle{size: fontSize, anchor: anchorMiddle, up: true})
 }
 
-func (p Plot) drawSeries(b *strings.Builder, s Series, colour string, x, y axis) {
-	var points []string
+func (p Plot) drawSeries(c canvas, s Series, colour color.RGBA, x, y axis) {
+	var points []point
 	for i := range min(len(s.X), len(s.Y)) {
 		if p.usable(s.X[i], s.Y[i]) {
-			points = append(points, fmt.Sprintf("%.1f,%.1f", x.value(s.X[i]), y.value(s.Y[i])))
+			points = append(points, point{x.value(s.X[i]), y.value(s.Y[i])})
 		}
 	}
-	if len(points) == 0 {
-		return
-	}
-	dash := ""
-	if s.Dashed {
-		dash = ` stroke-dasharray="6 3"`
-	}
-	fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`, colour, dash, strings.Join(points, " "))
+	c.polyline(points, colour, 2, s.Dashed)
 	if len(points) <= 24 { // mark the measurements of short series (scaling curves)
 		for _, pt := range points {
-			xy := strings.SplitN(pt, ",", 2)
-			fmt.Fprintf(b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`, xy[0], xy[1], colour)
+			c.dot(pt, 3, colour)
 		}
 	}
+}
+
+// Text is the plot in words, for readers that show no image.
+func (p Plot) Text() string {
+	names := make([]string, len(p.Series))
+	for i, s := range p.Series {
+		names[i] = s.Name
+	}
+	return fmt.Sprintf("[plot: %s; x: %s, y: %s; series: %s]", p.Title, p.XLabel, p.YLabel, strings.Join(names, ", "))
 }
 
 // Show displays the plot in the notebook.
-func (p Plot) Show() { ShowSVG(p.SVG()) }
+func (p Plot) Show() { showFigure("", p) }

@@ -1,18 +1,64 @@
 package kernel
 
-import "github.com/janpfeifer/gonb/gonbui"
+import (
+	"strings"
 
-// ShowHTML displays an HTML fragment in the cell's output.
-func ShowHTML(html string) { gonbui.DisplayHTML(html) }
+	"github.com/janpfeifer/gonb/gonbui"
+	"github.com/janpfeifer/gonb/gonbui/protocol"
+)
+
+// A notebook opened on another machine is untrusted, and its UI then shows
+// only some representations of an output: PNG and plain text always, HTML
+// sanitised (no SVG, scripts or data: images inside), Markdown and SVG not
+// at all in the classic Notebook. Every output therefore carries one that
+// survives: a figure its PNG, beside SVG for trusted notebooks; Markdown its
+// source as plain text. The UI shows the richest representation it trusts.
+type bundle map[protocol.MIMEType]any
+
+// show sends one output; a non-empty id makes it a display that later calls
+// with the same id replace. Outside a notebook it does nothing.
+func show(id string, data bundle, metadata map[string]any) {
+	if !gonbui.IsNotebook {
+		return
+	}
+	gonbui.SendData(&protocol.DisplayData{Data: data, Metadata: metadata, DisplayID: id})
+}
+
+// ShowHTML displays an HTML fragment. Untrusted notebooks sanitise it: keep
+// figures out of it (ShowPNG, Plot.Show).
+func ShowHTML(html string) { show("", bundle{protocol.MIMETextHTML: html}, nil) }
 
 // ShowPNG displays a PNG image in the cell's output.
-func ShowPNG(png []byte) { gonbui.DisplayPNG(png) }
+func ShowPNG(png []byte) { show("", bundle{protocol.MIMEImagePNG: png}, nil) }
 
-// ShowSVG displays an SVG document inline (as HTML, which survives export).
-func ShowSVG(svg string) { gonbui.DisplaySVG(svg) }
+// ShowMarkdown displays Markdown, with a plain-text form for the UIs that do
+// not render it (an untrusted classic Notebook).
+func ShowMarkdown(md string) { show("", markdown(md), nil) }
 
-// ShowMarkdown displays Markdown in the cell's output.
-func ShowMarkdown(md string) { gonbui.DisplayMarkdown(md) }
+// markdown is Markdown and, as plain text, its source without the bold and
+// code markers, which would show as stray ** and `.
+func markdown(md string) bundle {
+	return bundle{protocol.MIMETextMarkdown: md, protocol.MIMETextPlain: strings.NewReplacer("**", "", "`", "").Replace(md)}
+}
 
 // InNotebook reports whether the program runs inside a GoNB cell.
 func InNotebook() bool { return gonbui.IsNotebook }
+
+// showFigure displays (or, with an id, redraws) a plot.
+func showFigure(id string, p Plot) {
+	data, metadata := figure(p)
+	show(id, data, metadata)
+}
+
+// figure is a plot as PNG shown at its nominal size, SVG and a line of text.
+func figure(p Plot) (bundle, map[string]any) {
+	data := bundle{protocol.MIMEImageSVG: p.SVG(), protocol.MIMETextPlain: p.Text()}
+	png, err := p.PNG()
+	if err != nil {
+		data[protocol.MIMETextPlain] = p.Text() + "\n" + err.Error()
+		return data, nil
+	}
+	w, h := p.size()
+	data[protocol.MIMEImagePNG] = png
+	return data, map[string]any{string(protocol.MIMEImagePNG): map[string]int{"width": w, "height": h}}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html"
 	"strings"
+
+	"github.com/janpfeifer/gonb/gonbui/protocol"
 )
 
 // Table is a comparison table: the paper's numbers beside ours, a run per row.
@@ -88,9 +90,12 @@ func (t Table) Markdown() string {
 	return b.String()
 }
 
-// Show displays the table in the notebook and prints it as Markdown on stdout,
-// so that the executed notebook carries both a rendered and a copyable form.
-func (t Table) Show() {
-	ShowHTML(t.HTML())
-	fmt.Print(t.Markdown())
+// Show displays the table once: rendered from HTML, and carrying its
+// Markdown (the copyable form, and what plain-text readers show).
+func (t Table) Show() { show("", t.bundle(), nil) }
+
+func (t Table) bundle() bundle {
+	b := markdown(t.Markdown())
+	b[protocol.MIMETextHTML] = t.HTML()
+	return b
 }

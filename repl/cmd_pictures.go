@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -170,27 +171,31 @@ func maskLegend(p models.Pattern) string {
 }
 
 // LossLine draws a training run's progress as one live line: step, loss and
-// a sparkline of the loss so far. On a terminal it redraws in place; in a
-// pipe or log it writes a line per evaluation and one at the end, so logs
-// stay readable. Use Update as train.Run's progress callback and End after.
+// a sparkline of the loss so far. On a terminal it redraws in place, fitted to
+// the terminal's width (a wrapped line cannot be redrawn), with evaluations
+// printed above it; in a pipe or log it writes a line per evaluation and one
+// at the end, so logs stay readable. Use Update as train.Run's progress
+// callback and End after.
 type LossLine struct {
 	out     io.Writer
 	label   string
 	live    bool
+	width   int // columns of the terminal, when live
 	losses  []float64
 	last    train.Progress
 	spinner chan struct{} // closed to stop the "compiling" spinner
 }
 
 // NewLossLine draws on the call's output; with --json it draws nothing, so
-// stdout carries only the result.
+// stdout carries only the result object.
 func NewLossLine(c *Call, label string) *LossLine {
 	out := c.Out
 	if c.JSON {
 		out = io.Discard
 	}
 	f, isFile := out.(*os.File)
-	return &LossLine{out: out, label: label, live: isFile && term.IsTerminal(int(f.Fd()))}
+	live := isFile && term.IsTerminal(int(f.Fd()))
+	return &LossLine{out: out, label: label, live: live, width: terminalWidth(out)}
 }
 
 // sparkWidth is the sparkline's share of the line.
@@ -204,23 +209,31 @@ func (l *LossLine) Update(p train.Progress) {
 	}
 	l.losses = append(l.losses, p.Loss)
 	l.last = p
-	if l.live {
+	switch {
+	case l.live && p.Eval != nil:
+		fmt.Fprintf(l.out, "\r\x1b[K  step %d: %s\n%s", p.Step, p.Eval.Summary(), l.line())
+	case l.live:
 		fmt.Fprintf(l.out, "\r\x1b[K%s", l.line())
-	}
-	if p.Eval != nil {
-		if l.live {
-			fmt.Fprintln(l.out)
-		} else {
-			fmt.Fprintln(l.out, l.line())
-		}
-		fmt.Fprintf(l.out, "  step %d: %s\n", p.Step, p.Eval.Summary())
+	case p.Eval != nil:
+		fmt.Fprintf(l.out, "%s\n  step %d: %s\n", l.line(), p.Step, p.Eval.Summary())
 	}
 }
 
+// line is the progress line; on a terminal the sparkline shrinks (and the
+// line is cut) to leave the last column free, so the line never wraps.
 func (l *LossLine) line() string {
 	p := l.last
-	return fmt.Sprintf("%s step %*d/%d  loss %.4f %s  %.0f tok/s", l.label, len(strconv.Itoa(p.Steps)), p.Step, p.Steps,
-		p.Loss, train.Sparkline(l.losses, sparkWidth), p.TokensPerS)
+	head := fmt.Sprintf("%s step %*d/%d  loss %.4f ", l.label, len(strconv.Itoa(p.Steps)), p.Step, p.Steps, p.Loss)
+	tail := fmt.Sprintf("  %.0f tok/s", p.TokensPerS)
+	spark := sparkWidth
+	if l.live {
+		spark = min(spark, l.width-1-utf8.RuneCountInString(head+tail))
+	}
+	line := head + train.Sparkline(l.losses, spark) + tail
+	if runes := []rune(line); l.live && len(runes) > l.width-1 {
+		line = string(runes[:max(0, l.width-1)])
+	}
+	return line
 }
 
 // startSpinner says the training graph is compiling: a spinner redrawn in
@@ -307,12 +320,18 @@ func (cmp Comparison) Text() string {
 		if r.Interrupted {
 			steps += "!"
 		}
-		ppl := "-"
+		valid, ppl, speed := "-", "-", "-"
+		if r.ValidStep > 0 {
+			valid = fmt.Sprintf("%.4f", r.ValidLoss)
+		}
 		if r.ValidPPL > 0 {
 			ppl = fmt.Sprintf("%.3f", r.ValidPPL)
 		}
-		rows = append(rows, []string{r.Model, steps, fmt.Sprintf("%.4f", r.TrainLoss), fmt.Sprintf("%.4f", r.ValidLoss),
-			ppl, fmt.Sprintf("%.0f", r.TokensPerS), strconv.FormatInt(r.PairsScored, 10), fmt.Sprintf("%.1f", r.Seconds),
+		if r.MsPerStep > 0 {
+			speed = fmt.Sprintf("%.0f", r.TokensPerS)
+		}
+		rows = append(rows, []string{r.Model, steps, fmt.Sprintf("%.4f", r.TrainLoss), valid,
+			ppl, speed, strconv.FormatInt(r.PairsScored, 10), fmt.Sprintf("%.1f", r.Seconds),
 			train.Sparkline(r.Losses, 24)})
 	}
 	text := Table(header, rows)

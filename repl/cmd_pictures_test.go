@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/train"
@@ -105,6 +106,70 @@ func TestLossLineInAPipeWritesWholeLines(t *testing.T) {
 	if !strings.Contains(got, "step 2: valid loss 2.5000") || !strings.Contains(got, "ecp step 3/3  loss 1.0000") {
 		t.Errorf("loss line output:\n%s", got)
 	}
+}
+
+func TestLossLineOnATerminalKeepsOneProgressLine(t *testing.T) {
+	var out bytes.Buffer
+	line := &LossLine{out: &out, label: "ecp", live: true, width: 60}
+	for step := 1; step <= 4; step++ {
+		p := train.Progress{Step: step, Steps: 4, Loss: float64(5 - step), TokensPerS: 1234, Elapsed: time.Second}
+		if step%2 == 0 {
+			p.Eval = &train.Eval{Split: "valid", Loss: 2.5, Windows: 1}
+		}
+		line.Update(p)
+	}
+	line.End()
+	screen := screenLines(out.String())
+	want := []string{"  step 2: valid loss 2.5000", "  step 4: valid loss 2.5000", "ecp step 4/4  loss 1.0000"}
+	if len(screen) != len(want) {
+		t.Fatalf("screen has %d lines, want %d (evaluations above one progress line):\n%s", len(screen), len(want), strings.Join(screen, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(screen[i], w) {
+			t.Errorf("screen line %d is %q, want it to start with %q", i, screen[i], w)
+		}
+		if n := utf8.RuneCountInString(screen[i]); n >= 60 {
+			t.Errorf("screen line %d has %d columns: a 60-column terminal wraps it", i, n)
+		}
+	}
+}
+
+// screenLines is what a terminal shows after drawing s: \r returns to the
+// start of the line, ESC[K clears to its end, \n starts a new line.
+func screenLines(s string) []string {
+	lines := [][]rune{{}}
+	col := 0
+	for len(s) > 0 {
+		cur := &lines[len(lines)-1]
+		switch {
+		case strings.HasPrefix(s, "\x1b[K"):
+			*cur = (*cur)[:col]
+			s = s[3:]
+			continue
+		case s[0] == '\r':
+			col = 0
+		case s[0] == '\n':
+			lines, col = append(lines, []rune{}), 0
+		default:
+			r, size := utf8.DecodeRuneInString(s)
+			if col < len(*cur) {
+				(*cur)[col] = r
+			} else {
+				*cur = append(*cur, r)
+			}
+			col++
+			s = s[size:]
+			continue
+		}
+		s = s[1:]
+	}
+	var out []string
+	for _, l := range lines {
+		if len(l) > 0 {
+			out = append(out, string(l))
+		}
+	}
+	return out
 }
 
 func TestCompareOptionsPerFamily(t *testing.T) {

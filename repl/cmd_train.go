@@ -239,7 +239,12 @@ func runEval(c *Call) error {
 // SampleText is what `sample` prints.
 type SampleText struct{ *train.SampleResult }
 
-func (s SampleText) Text() string { return s.Prompt + s.SampleResult.Text }
+func (s SampleText) Text() string {
+	if s.Hint == "" {
+		return s.SampleResult.String()
+	}
+	return s.SampleResult.String() + "\n\nhint: " + s.Hint
+}
 
 func runSample(c *Call) error {
 	r := c.Read()

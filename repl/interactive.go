@@ -60,7 +60,7 @@ func runPrompt(ctx context.Context, s *Session, tty *os.File, out, errOut io.Wri
 	defer stopSignals()
 
 	history := openHistory(filepath.Join(data.Home(), "history"))
-	reader, err := newLineReader(s, history.lines)
+	reader, err := newLineReader(s, history.lines, out, nil)
 	if err == nil {
 		err = checkSize(fd)
 	}
@@ -69,16 +69,26 @@ func runPrompt(ctx context.Context, s *Session, tty *os.File, out, errOut io.Wri
 		return RunScript(ctx, s, tty, out, errOut, false)
 	}
 	fmt.Fprintln(out, banner)
-	for {
+	for failures := 0; ; {
 		line, ok, err := reader.read()
 		// go-prompt v0.2.6 "restores" a copy of the terminal settings that it
 		// had itself switched to raw: put the real ones back so that commands
 		// run with echo on and Ctrl-C as a signal.
 		term.Restore(fd, saved)
 		if err != nil {
-			fmt.Fprintf(errOut, "ecpi: the prompt failed (%v); reading plain lines\n", err)
+			// The failed prompt's reader stops taking keys; a new prompt takes
+			// over those it had read. One that keeps failing gives way to plain lines.
+			fmt.Fprintf(errOut, "ecpi: the prompt failed (%v)\n", err)
+			pending := reader.keys.retire()
+			if failures++; failures < 3 {
+				if reader, err = newLineReader(s, history.lines, out, pending); err == nil {
+					continue
+				}
+			}
+			fmt.Fprintln(errOut, "ecpi: reading plain lines")
 			return RunScript(ctx, s, tty, out, errOut, false)
 		}
+		failures = 0
 		if !ok {
 			return nil
 		}
@@ -104,20 +114,22 @@ func runPrompt(ctx context.Context, s *Session, tty *os.File, out, errOut io.Wri
 // lineReader is go-prompt used one line at a time, so that commands run
 // with the terminal in its normal mode (Ctrl-C is then a signal).
 type lineReader struct {
-	p *prompt.Prompt
+	p    *prompt.Prompt
+	keys *keyReader
 	// entered tells Enter on an empty line from Ctrl-D: go-prompt returns "" for both.
 	entered bool
 }
 
-// newLineReader builds the prompt; go-prompt opens /dev/tty and panics when
-// there is none (a terminal without a controlling tty), which is an error here.
-func newLineReader(s *Session, history []string) (r *lineReader, err error) {
+// newLineReader builds the prompt, drawing on out and starting with the keys
+// pending; go-prompt opens /dev/tty and panics when there is none (a
+// terminal without a controlling tty), which is an error here.
+func newLineReader(s *Session, history []string, out io.Writer, pending []byte) (r *lineReader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("go-prompt: %v", p)
 		}
 	}()
-	r = &lineReader{}
+	r = &lineReader{keys: &keyReader{tty: prompt.NewStandardInputParser(), out: out, pending: pending}}
 	markEntered := func(*prompt.Buffer) { r.entered = true }
 	r.p = prompt.New(
 		func(string) {}, // unused: lines are read with Input, not Run
@@ -127,6 +139,7 @@ func newLineReader(s *Session, history []string) (r *lineReader, err error) {
 		prompt.OptionHistory(history),
 		prompt.OptionCompletionWordSeparator(WordSeparators),
 		prompt.OptionMaxSuggestion(8),
+		prompt.OptionParser(r.keys),
 		prompt.OptionAddKeyBind(
 			prompt.KeyBind{Key: prompt.Enter, Fn: markEntered},
 			prompt.KeyBind{Key: prompt.ControlM, Fn: markEntered},

@@ -12,7 +12,6 @@
 # ECPI_QUICK (default 1: the notebooks' CI sizes), ECPI_DOCKER_TEST_KEEP_LOGS=1 (keep the logs on success too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo="$PWD"
 run_id="ecpi-dockertest-$$"
 image="ecpi:dockertest-$$"
 base_image="ecpi-base:bookworm"
@@ -21,17 +20,14 @@ token="dockertest-$$-$RANDOM$RANDOM"
 tour="00-tour.ipynb"
 work="$(mktemp -d /tmp/ecpi-docker-test.XXXXXX)"
 started=$SECONDS
+log_tag=docker-test
+source scripts/docker-lib.sh
 
-# What this run created, for cleanup.
+# What this run created, for cleanup (docker-lib.sh keeps imported_base and copied_cas).
 own_dockerd_pid=""
-imported_base=0
-copied_cas=()
 compose_up=0
 probe_notebook=""
 made_checkpoints_dir=0
-
-log() { printf '[docker-test %4ds] %s\n' "$((SECONDS - started))" "$*"; }
-die() { log "FAILED: $*"; exit 1; }
 
 cleanup() {
   local rc=$?
@@ -70,19 +66,6 @@ trap 'exit 130' INT TERM
 
 compose() {
   $compose_cmd -p "$run_id" -f docker-compose.yml -f "$work/override.yml" "$@"
-}
-
-pick_compose() {
-  if [ -n "${ECPI_COMPOSE:-}" ]; then
-    compose_cmd="$ECPI_COMPOSE"
-  elif command -v docker-compose > /dev/null; then
-    compose_cmd="docker-compose"
-  elif docker compose version > /dev/null 2>&1; then
-    compose_cmd="docker compose"
-  else
-    die "neither docker-compose nor the docker compose plugin is installed (apt-get install docker-compose)"
-  fi
-  log "compose: $compose_cmd ($($compose_cmd version --short 2>/dev/null || $compose_cmd version | head -1))"
 }
 
 # Starts dockerd with its state under $work/engine; returns non-zero if it does not answer within 60 s.
@@ -125,63 +108,6 @@ engine_up() {
   log "started dockerd (pid $own_dockerd_pid) with$dockerd_flags; containers use host networking"
 }
 
-# The first Debian mirror apt uses here (deb822 or one-line sources), unless ECPI_DEBIAN_MIRROR says.
-debian_mirror() {
-  if [ -n "${ECPI_DEBIAN_MIRROR:-}" ]; then echo "$ECPI_DEBIAN_MIRROR"; return; fi
-  local m
-  m="$(cat /etc/apt/sources.list.d/*.sources 2> /dev/null | awk '/^URIs:/ {print $2}' | grep -E '/debian/?$' | head -1)"
-  [ -n "$m" ] || m="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2> /dev/null |
-    awk '$1 == "deb" && $2 !~ /^\[/ {print $2}' | grep -E '/debian/?$' | head -1)"
-  echo "${m:-http://deb.debian.org/debian}"
-}
-
-make_base() {
-  if docker image inspect "$base_image" > /dev/null 2>&1; then
-    log "base image $base_image exists; using it"
-    return
-  fi
-  command -v debootstrap > /dev/null || die "debootstrap is not installed (apt-get install debootstrap)"
-  local mirror
-  mirror="$(debian_mirror)"
-  log "debootstrap bookworm (minbase) from $mirror"
-  debootstrap --variant=minbase bookworm "$work/rootfs" "$mirror" > "$work/debootstrap.log" 2>&1 ||
-    { tail -20 "$work/debootstrap.log"; die "debootstrap failed"; }
-  # The suites of the official debian:bookworm image, on the same mirror.
-  rm -f "$work/rootfs/etc/apt/sources.list"
-  cat > "$work/rootfs/etc/apt/sources.list.d/debian.sources" << EOF
-Types: deb
-URIs: $mirror
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: ${mirror%/debian*}/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  tar -C "$work/rootfs" -c . | docker import \
-    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    --change 'CMD ["bash"]' - "$base_image" > /dev/null
-  imported_base=1
-  rm -rf "$work/rootfs"
-  log "imported $base_image"
-}
-
-# The host's extra CAs (a TLS-inspecting proxy in front of the registries) go into the build.
-copy_cas() {
-  local ca dest
-  for ca in /usr/local/share/ca-certificates/*.crt; do
-    [ -f "$ca" ] || continue
-    dest="docker/ca-certificates/$(basename "$ca")"
-    [ -e "$dest" ] && continue
-    cp "$ca" "$dest"
-    copied_cas+=("$repo/$dest")
-  done
-  [ "${#copied_cas[@]}" = 0 ] || log "build trusts the host's extra CAs: ${copied_cas[*]##*/}"
-}
-
 write_override() {
   {
     echo "services:"
@@ -189,12 +115,7 @@ write_override() {
     echo "    image: $image"
     echo "    environment:"
     echo "      ECPI_QUICK: \"${ECPI_QUICK:-1}\""
-    if [ "$host_network" = 1 ]; then
-      echo "      JUPYTER_IP: 127.0.0.1"
-      echo "    build:"
-      echo "      network: host"
-      echo "    network_mode: host"
-    fi
+    if [ "$host_network" = 1 ]; then host_network_override; fi
   } > "$work/override.yml"
   compose config -q || die "the compose file with the test override is invalid"
 }
@@ -244,14 +165,14 @@ main() {
   if (: < "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then
     die "port $port on 127.0.0.1 is already in use"
   fi
-  make_base
+  make_base "$base_image"
   copy_cas
   write_override
 
   log "building the image ($image) with BASE_IMAGE=$base_image; log: $work/build.log"
   local t=$SECONDS
   BASE_IMAGE="$base_image" compose build jupyter > "$work/build.log" 2>&1 ||
-    { tail -40 "$work/build.log"; die "image build failed"; }
+    { tail -40 "$work/build.log"; die "image build failed: $(explain_build_failure "$work/build.log")"; }
   log "image built in $((SECONDS - t)) s ($(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.2f GB", $1/1e9}'))"
 
   compose_up=1

@@ -2,7 +2,8 @@
 # The whole test suite, as `make test` runs it after `make setup`:
 #   1. every Go package (unit tests, CLI and REPL end-to-end tests in tests/) on the Go backend;
 #   2. the models tests again on the XLA CPU plugin (same dense references, same tolerances);
-#   3. the notebooks, executed headless in quick mode through the installed ecpi kernel;
+#   3. the notebooks, executed headless in quick mode through the installed ecpi kernel, and `make notebook`'s
+#      server started, asked for the kernel and stopped;
 #   4. the docker-compose file, validated.
 # Each step prints its runner's own summary; the script fails if any step fails.
 set -uo pipefail
@@ -27,6 +28,7 @@ step "models on every backend" bash scripts/test-models-backends.sh
 if [ -x scripts/test-notebooks.sh ]; then
   step "notebooks (quick mode)" bash scripts/test-notebooks.sh
 fi
+step "make notebook serves" bash tests/notebook_server_test.sh
 # The compose file is validated without a Docker engine; docker-compose (1.29) comes from Debian.
 if ! command -v docker-compose >/dev/null 2>&1; then
   { [ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e lock -e partial)" ] || apt-get update -qq; } &&

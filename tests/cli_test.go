@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ecpi-dev/ecpi/repl"
 )
@@ -114,5 +115,39 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "usage: ecpi "+cmd.Name) {
 			t.Errorf("ecpi %s --help: exit %d, stdout %q, stderr %q", cmd.Name, code, stdout, stderr)
 		}
+	}
+}
+
+// TestSampleOutputHasNoRawControlBytes samples from an untrained byte-level
+// model, which writes bytes almost uniformly (control bytes, bytes that are
+// not UTF-8): what reaches the terminal must show them, not act on them.
+func TestSampleOutputHasNoRawControlBytes(t *testing.T) {
+	home, runDir := t.TempDir(), t.TempDir()
+	for _, args := range [][]string{
+		{"data", "prepare", "opticks"},
+		{"train", "model=ecp", "n=32", "segment=8", "dim=16", "heads=2", "layers=1", "batch=1", "steps=1",
+			"warmup=1", "eval_every=0", "eval_batches=1", "data=opticks", "run=" + runDir},
+	} {
+		if out, err := ecpiCommand(t, home, args...).CombinedOutput(); err != nil {
+			t.Fatalf("ecpi %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	out, err := ecpiCommand(t, home, "sample", "checkpoint="+runDir, "tokens=300", "temperature=1", "top_k=0", "The ").Output()
+	if err != nil {
+		t.Fatalf("sample: %v", err)
+	}
+	if !utf8.Valid(out) {
+		t.Errorf("sample printed bytes that are not UTF-8: %q", out)
+	}
+	for _, r := range string(out) {
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f {
+			t.Fatalf("sample printed the raw control character %U: %q", r, out)
+		}
+	}
+	if !strings.Contains(string(out), "hint: the model has trained 1 step and predicts") {
+		t.Errorf("an untrained model's sample comes without the hint that it is untrained: %q", out)
+	}
+	if !strings.ContainsAny(string(out), "␀␁␂␃␄␅␆␇␈␋␌␍␎␏␐␑␒␓␔␕␖␗␘␙␚␛␜␝␞␟␡") && !strings.Contains(string(out), `\x`) {
+		t.Errorf("an untrained byte model's 300 tokens show no control byte or stray byte: the test did not exercise the escaping: %q", out)
 	}
 }

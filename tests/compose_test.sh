@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates docker-compose.yml without a Docker engine: `config -q` with docker-compose (1.29) and, where it is
 # installed, the Docker Compose v2 plugin; then checks what the workshop relies on in the resolved file.
+# Also checks that `make docker` explains a missing engine and a proxy certificate error in one line.
 # Needs (Debian): docker-compose (brings python3-yaml). Prints "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -79,6 +80,23 @@ else
   echo "skip the docker compose v2 plugin is not installed"
   skipped=$((skipped + 1))
 fi
+
+# make docker explains what stops it in one line with the fix; neither check needs an engine.
+explains() {
+  local want=$1 out
+  shift
+  if out="$("$@" 2>&1)"; then echo "it succeeded; a failure was expected"; return 1; fi
+  printf '%s\n' "$out" | grep -q -- "$want" && return
+  printf '%s\n' "$out" | tail -3
+  return 1
+}
+if command -v docker > /dev/null; then
+  check "make docker without an engine says how to start one" \
+    explains "FAILED: no Docker engine answers at unix:///nonexistent.sock: start it" \
+    env DOCKER_HOST=unix:///nonexistent.sock bash scripts/docker.sh
+fi
+check "a build log with a proxy's certificate error is explained with the CA fix" explains "put its CA" \
+  bash -c 'source scripts/docker-lib.sh && explain_build_failure <(echo "x509: certificate signed by unknown authority") && false'
 
 echo "compose: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

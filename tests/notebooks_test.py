@@ -6,14 +6,17 @@ Runs with Debian's Jupyter, which lives in /usr/bin/python3 (scripts/setup-kerne
 
 * NotebookTests executes every notebooks/*.ipynb with nbclient on the installed kernel "ecpi" in quick
   mode (ECPI_QUICK=1, set here for the kernel), fails on any cell error and checks that each notebook
-  shows the outputs it promises (PNG figures, SVG plots, HTML tables). GOPROXY=off proves that the
-  notebooks need no network: ecpi's packages come from the go.work GoNB writes from the kernelspec.
+  shows the outputs it promises (PNG figures, SVG plots, HTML tables) in a form an untrusted notebook
+  displays (tests/untrusted_outputs.py, which also runs alone on the committed notebooks). GOPROXY=off
+  proves that the notebooks need no network: ecpi's packages come from the go.work GoNB writes from the
+  kernelspec.
 * EcpiKernelTests runs jupyter_kernel_test's applicable checks against the same kernel.
 
 Set ECPI_NOTEBOOKS=00-tour,06-efficiency to run some notebooks only.
 """
 import os
 import pathlib
+import sys
 import time
 import unittest
 
@@ -21,11 +24,14 @@ import jupyter_kernel_test
 import nbformat
 from nbclient import NotebookClient
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import untrusted_outputs  # noqa: E402 (beside this file)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 KERNEL = "ecpi"
 
-# What each notebook must show: "png" (image/png), "svg" (inline <svg>), "table" (HTML <table>).
+# What each notebook must show: "png" (image/png), "svg" (image/svg+xml), "table" (HTML <table>).
 EXPECTED = {
     "00-tour": {"png", "svg", "table"},
     "01-ecp-language-modeling": {"svg", "table"},
@@ -52,7 +58,7 @@ def output_kinds(nb):
             html = data.get("text/html", "")
             if isinstance(html, list):
                 html = "".join(html)
-            if "<svg" in html or "image/svg+xml" in data:
+            if "image/svg+xml" in data:
                 kinds.add("svg")
             if "<table" in html:
                 kinds.add("table")
@@ -79,6 +85,8 @@ class NotebookTests(unittest.TestCase):
                 print(f"\n{name}: {time.time() - start:.0f} s (quick mode)", flush=True)
                 missing = EXPECTED[name] - output_kinds(nb)
                 self.assertFalse(missing, f"{name} shows no {sorted(missing)} output")
+                problems = untrusted_outputs.problems(nb)
+                self.assertFalse(problems, f"{name} as an untrusted notebook shows it:\n" + "\n".join(problems))
 
 
 class EcpiKernelTests(jupyter_kernel_test.KernelTests):

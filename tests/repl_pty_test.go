@@ -97,6 +97,15 @@ func (term *terminal) typeKeys(keys string) {
 	}
 }
 
+// paste writes text in one write, as a terminal sends a paste (or keys typed
+// faster than ecpi reads them).
+func (term *terminal) paste(text string) {
+	term.t.Helper()
+	if _, err := term.ptmx.Write([]byte(text)); err != nil {
+		term.t.Fatalf("pasting: %v", err)
+	}
+}
+
 // output is what ecpi drew since mark.
 func (term *terminal) output(mark int) string {
 	term.mu.Lock()
@@ -209,6 +218,51 @@ func trainOnTerminal(t *testing.T, term *terminal, home string) {
 	m = term.mark()
 	term.typeKeys("status\r")
 	term.waitFor(m, "last results", 10*time.Second)
+}
+
+// TestREPLRunsPastedLinesInOrder pastes a command with its Enter, then three
+// lines at once, as terminals without and with bracketed paste send them:
+// each line must run as a command, in order, and the prompt come back.
+func TestREPLRunsPastedLinesInOrder(t *testing.T) {
+	home := t.TempDir()
+	term := startTerminal(t, home)
+	term.start()
+	term.waitFor(0, "Tab to complete", 20*time.Second)
+
+	m := term.mark()
+	term.paste("model ecp n=64 segment=16\r")
+	term.waitFor(m, "first-layer attention scores per head", 10*time.Second)
+
+	for _, block := range []string{
+		"status\rmask width=60\rhelp mask\r",
+		"\x1b[200~status\nmask\twidth=60\nhelp mask\n\x1b[201~", // bracketed: the Tab is a space, not a completion
+	} {
+		m := term.mark()
+		term.paste(block)
+		term.waitFor(m, "usage: ecpi mask", 20*time.Second)
+		term.waitFor(m+strings.Index(term.output(m), "usage: ecpi mask"), "ecpi> ", 10*time.Second)
+		out := term.output(m)
+		last := -1
+		for _, step := range []string{"model       ecp half_segment=16 n=64", "K(i) of model=ecp", "usage: ecpi mask"} {
+			at := strings.Index(out, step)
+			if at <= last {
+				t.Fatalf("pasted %q: %q not after the previous command's output:\n%s", block, step, out)
+			}
+			last = at
+		}
+	}
+	if !strings.Contains(term.output(0), "\x1b[?2004h") {
+		t.Error("the prompt does not turn on bracketed paste")
+	}
+	term.typeKeys("\r")
+	term.typeKeys("\x04")
+	if err := term.waitExit(10 * time.Second); err != nil {
+		t.Errorf("Ctrl-D after the pastes: ecpi exited with %v", err)
+	}
+	history, _ := os.ReadFile(filepath.Join(home, "history"))
+	if want := "status\nmask width=60\nhelp mask\n"; strings.Count(string(history), want) != 2 {
+		t.Errorf("history %q: want the pasted lines twice, in order", history)
+	}
 }
 
 func TestREPLLeavesOnCtrlD(t *testing.T) {

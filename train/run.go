@@ -55,6 +55,7 @@ type Result struct {
 	ValidPPL    float64       `json:"valid_ppl,omitempty"`
 	ValidBPC    float64       `json:"valid_bpc,omitempty"`
 	ValidAcc    *float64      `json:"valid_acc,omitempty"`
+	ValidStep   int           `json:"valid_step"` // the step the valid figures were measured at; 0: not evaluated
 	TokensPerS  float64       `json:"tokens_per_s"`
 	MsPerStep   float64       `json:"ms_per_step"`
 	CompileMS   float64       `json:"compile_ms"` // compiling the training graph (the first step's extra time)
@@ -77,22 +78,38 @@ func (r *Result) Text() string {
 		fmt.Fprintf(&b, " on %d devices", r.Devices)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "train loss %.4f   valid loss %.4f", r.TrainLoss, r.ValidLoss)
-	if r.ValidPPL > 0 {
-		fmt.Fprintf(&b, "   valid ppl %.3f", r.ValidPPL)
+	fmt.Fprintf(&b, "train loss %.4f   %s\n", r.TrainLoss, r.validText())
+	speed := "speed not measured (the first step compiles and is not timed)"
+	if r.MsPerStep > 0 {
+		speed = fmt.Sprintf("%.0f tokens/s, %.0f ms/step", r.TokensPerS, r.MsPerStep)
 	}
-	if r.ValidBPC > 0 {
-		fmt.Fprintf(&b, "   valid bpc %.4f", r.ValidBPC)
-	}
-	if r.ValidAcc != nil {
-		fmt.Fprintf(&b, "   valid acc %.2f%%", 100**r.ValidAcc)
-	}
-	fmt.Fprintf(&b, "\n%.0f tokens/s, %.0f ms/step, %.1f s   %s\n", r.TokensPerS, r.MsPerStep, r.Seconds, Sparkline(r.Losses, 40))
+	fmt.Fprintf(&b, "%s, %.1f s   %s\n", speed, r.Seconds, Sparkline(r.Losses, 40))
 	if r.Interrupted {
 		b.WriteString("interrupted: ")
 	}
 	fmt.Fprintf(&b, "checkpoint %s", r.Checkpoint)
 	return b.String()
+}
+
+// validText is what the last evaluation measured, or that there was none.
+func (r *Result) validText() string {
+	if r.ValidStep == 0 {
+		return "no evaluation yet"
+	}
+	s := fmt.Sprintf("valid loss %.4f", r.ValidLoss)
+	if r.ValidPPL > 0 {
+		s += fmt.Sprintf("   valid ppl %.3f", r.ValidPPL)
+	}
+	if r.ValidBPC > 0 {
+		s += fmt.Sprintf("   valid bpc %.4f", r.ValidBPC)
+	}
+	if r.ValidAcc != nil {
+		s += fmt.Sprintf("   valid acc %.2f%%", 100**r.ValidAcc)
+	}
+	if r.ValidStep != r.Steps {
+		s += fmt.Sprintf("   (evaluated at step %d)", r.ValidStep)
+	}
+	return s
 }
 
 // session is one model being trained: its data, its store and GoMLX trainer.
@@ -323,6 +340,9 @@ func (s *session) load(dir string, m *Manifest) error {
 	s.store.SetLoader(&loader{values: values})
 	s.task.restore(m.Batcher)
 	s.step, s.losses, s.lastEval = m.Step, m.Losses, m.Eval
+	if s.lastEval != nil && s.lastEval.Step == 0 {
+		s.lastEval.Step = m.Step // saved before evaluations recorded their step: checkpoints follow evaluations
+	}
 	s.opts.RunDir = filepath.Dir(dir)
 	return nil
 }
@@ -365,6 +385,7 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 			if p.Eval, err = s.evaluate("valid", o.EvalBatches); err != nil {
 				return nil, err
 			}
+			p.Eval.Step = s.step
 			s.lastEval = p.Eval
 			if checkpoint, err = s.save(); err != nil {
 				return nil, err
@@ -453,7 +474,7 @@ func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
 		r.TrainLoss += l / float64(len(tail))
 	}
 	if e := s.lastEval; e != nil {
-		r.ValidLoss, r.ValidPPL, r.ValidBPC = e.Loss, e.PPL, e.BPC
+		r.ValidLoss, r.ValidPPL, r.ValidBPC, r.ValidStep = e.Loss, e.PPL, e.BPC, e.Step
 		if s.task.kind() != TaskLM {
 			acc := e.Acc
 			r.ValidAcc = &acc

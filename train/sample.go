@@ -8,6 +8,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ecpi-dev/ecpi/data"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -29,10 +34,12 @@ type SampleResult struct {
 	Text       string `json:"text"` // the continuation
 	Tokens     int    `json:"tokens"`
 	Checkpoint string `json:"checkpoint"`
+	Hint       string `json:"hint,omitempty"` // why the text may not read as words yet (ReadabilityHint)
 }
 
-// Text is the prompt followed by the continuation.
-func (r *SampleResult) String() string { return r.Prompt + r.Text }
+// String is the prompt followed by the continuation, made Visible: what
+// every front end prints (the JSON form keeps the text as generated).
+func (r *SampleResult) String() string { return Visible(r.Prompt + r.Text) }
 
 // Sample continues a prompt with the LM, one token at a time, from softmax(logits/T)
 // restricted to the top k. Models that decode incrementally (models.Model.CanDecode)
@@ -65,7 +72,11 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 	if err != nil {
 		return nil, err
 	}
-	return &SampleResult{Prompt: o.Prompt, Text: tok.Decode(generated), Tokens: len(generated), Checkpoint: l.Dir}, nil
+	r := &SampleResult{Prompt: o.Prompt, Text: tok.Decode(generated), Tokens: len(generated), Checkpoint: l.Dir}
+	if lm, ok := l.task.(*lmTask); ok && l.opts.Tokenizer == "byte" {
+		r.Hint = ReadabilityHint(l.Manifest, r.Text, lm.corpus)
+	}
+	return r, nil
 }
 
 // recomputeTokens generates by running the whole window for every token.
@@ -95,6 +106,66 @@ func (l *Loaded) recomputeTokens(ctx context.Context, context []int32, count int
 		generated = append(generated, next)
 	}
 	return generated, nil
+}
+
+// readableBPC is about where a byte-level model's samples start to read as
+// words; at about 4 bits per character (English letter frequencies alone) a
+// model writes letter soup.
+const readableBPC = 2.5
+
+// ReadabilityHint says, when a byte-level model still predicts worse than
+// readableBPC, what it has learned so far: the steps it trained, its bits per
+// character (validation, else train), and the share of the sample's words
+// that are words of the corpus it trained on. "" once it predicts better.
+func ReadabilityHint(m *Manifest, sample string, corpus *data.Corpus) string {
+	bpc := 0.0
+	switch {
+	case m.Eval != nil && m.Eval.BPC > 0:
+		bpc = m.Eval.BPC
+	case len(m.Losses) > 0:
+		tail := m.Losses[max(0, len(m.Losses)-10):]
+		for _, l := range tail {
+			bpc += l / math.Ln2 / float64(len(tail))
+		}
+	}
+	if bpc <= readableBPC {
+		return ""
+	}
+	known, total := corpusWords(sample, corpus.Train)
+	steps := "steps"
+	if m.Step == 1 {
+		steps = "step"
+	}
+	return fmt.Sprintf("the model has trained %d %s and predicts %.2f bits per character; %d of the %d words of "+
+		"%d letters or more in this sample are words of %s. Samples read as words below about %.1f bits per "+
+		"character: train longer (`resume steps=...` continues this run).",
+		m.Step, steps, bpc, known, total, minWordLetters, corpus.Name, readableBPC)
+}
+
+// minWordLetters: shorter runs of letters (a, of, the) occur by chance in letter soup.
+const minWordLetters = 4
+
+// corpusWords counts the words of text (runs of at least minWordLetters
+// letters, any case) and those of them that occur in the corpus text.
+func corpusWords(text, corpus string) (known, total int) {
+	words := func(s string) []string {
+		return slices.DeleteFunc(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }),
+			func(w string) bool { return utf8.RuneCountInString(w) < minWordLetters })
+	}
+	sampled := words(text)
+	if len(sampled) == 0 {
+		return 0, 0
+	}
+	vocabulary := map[string]bool{}
+	for _, w := range words(corpus) {
+		vocabulary[w] = true
+	}
+	for _, w := range sampled {
+		if vocabulary[w] {
+			known++
+		}
+	}
+	return known, len(sampled)
 }
 
 // sampleWindow returns the n tokens fed to the model and the position whose

@@ -75,6 +75,7 @@ type Eval struct {
 	// (from FirstPosition on), over every evaluation window (ecpi's protocol).
 	ByPosition    []float64 `json:"by_position,omitempty"`
 	FirstPosition int       `json:"first_position,omitempty"`
+	Step          int       `json:"step,omitempty"` // the training step it measured (0: `ecpi eval` of a checkpoint)
 }
 
 // LossFrom is the mean loss of positions from..n-1 of the window: scored on

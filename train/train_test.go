@@ -85,6 +85,29 @@ func TestRunTrainsAndReports(t *testing.T) {
 	}
 }
 
+func TestResultTextSaysWhatWasMeasured(t *testing.T) {
+	// Interrupted after the first (compiling, untimed) step, with no evaluation.
+	r := &Result{Model: "ecp", Data: "opticks", Steps: 1, Losses: []float64{5}, Interrupted: true, Checkpoint: "c"}
+	text := r.Text()
+	for _, bad := range []string{"valid loss 0.0000", " 0 tokens/s"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("unmeasured figure %q reported:\n%s", bad, text)
+		}
+	}
+	for _, want := range []string{"no evaluation yet", "speed not measured"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+	r.Steps, r.ValidStep, r.ValidLoss, r.TokensPerS, r.MsPerStep = 6, 4, 2.5, 2000, 100
+	text = r.Text()
+	for _, want := range []string{"valid loss 2.5000", "(evaluated at step 4)", "2000 tokens/s, 100 ms/step"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, text)
+		}
+	}
+}
+
 // TestResumeIsExact interrupts a run after 4 of 8 steps (as Ctrl-C does),
 // resumes it, and compares the loss of every step with an uninterrupted run:
 // they must be bit-for-bit equal (same batches, dropout masks, optimizer state).
@@ -105,6 +128,9 @@ func TestResumeIsExact(t *testing.T) {
 	}
 	if !first.Interrupted || first.Steps != 4 || !strings.HasSuffix(first.Checkpoint, checkpointName(4)) {
 		t.Fatalf("interrupted run: interrupted=%v steps=%d checkpoint %s", first.Interrupted, first.Steps, first.Checkpoint)
+	}
+	if first.ValidStep != 3 || whole.ValidStep != whole.Steps {
+		t.Errorf("valid figures measured at step %d of the interrupted run (want 3) and %d of the whole one (want %d)", first.ValidStep, whole.ValidStep, whole.Steps)
 	}
 	resumed, err := Resume(context.Background(), o.RunDir, nil, nil)
 	if err != nil {

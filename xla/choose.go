@@ -180,16 +180,43 @@ func openPlugin(p Plugin, options string) (*Choice, error) {
 }
 
 func openGo(config string) (*Choice, error) {
-	// The Go backend announces its parallelism with fmt.Printf; on stdout that would corrupt the
-	// one JSON object `--json` commands print, so it goes to stderr.
-	stdout := os.Stdout
-	os.Stdout = os.Stderr
-	backend, err := compute.NewWithConfig(config)
-	os.Stdout = stdout
+	var backend compute.Backend
+	printed, err := captureStdout(func() (err error) {
+		backend, err = compute.NewWithConfig(config)
+		return err
+	})
+	// The Go backend announces "parallelism set to N" with fmt.Printf: on stdout it would corrupt
+	// the one JSON object `--json` commands print, on stderr it is a red box under every notebook
+	// cell that trains. Choice.Config says the same; anything else it prints goes to stderr.
+	for _, line := range strings.SplitAfter(printed, "\n") {
+		if !strings.HasPrefix(line, "Go backend: parallelism set to") {
+			os.Stderr.WriteString(line)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("Go backend config %q: %w", config, err)
 	}
 	return &Choice{Backend: backend, Name: "go", Config: config, Devices: backend.NumDevices(), SIMD: SIMD}, nil
+}
+
+// captureStdout runs f with os.Stdout writing into a pipe and returns what was written.
+func captureStdout(f func() error) (string, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("capturing stdout: %w", err)
+	}
+	read := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		r.Close()
+		read <- b
+	}()
+	stdout := os.Stdout
+	os.Stdout = w
+	err = f()
+	os.Stdout = stdout
+	w.Close()
+	return string(<-read), err
 }
 
 // auto tries installed plugins, then installers, then settles on the Go backend; every failure

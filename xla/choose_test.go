@@ -207,3 +207,37 @@ func TestUnzipOneAndChecksum(t *testing.T) {
 		t.Errorf("InstallCPUPlugin on an installed dir = %q, %v", path, err)
 	}
 }
+
+func TestGoBackendAnnouncesNothing(t *testing.T) {
+	// GoMLX prints "Go backend: parallelism set to -1" on stdout when the config sets it; it must
+	// reach neither stdout (--json output) nor stderr (a red box in every notebook cell).
+	var stdout, stderr string
+	var err error
+	stderr = captureStderr(t, func() {
+		stdout, err = captureStdout(func() error {
+			_, err := openGo("go:parallelism=-1")
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != "" || stderr != "" {
+		t.Errorf("opening the Go backend printed %q on stdout and %q on stderr", stdout, stderr)
+	}
+}
+
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := os.Stderr
+	os.Stderr = w
+	f()
+	os.Stderr = stderr
+	w.Close()
+	b, _ := io.ReadAll(r)
+	return string(b)
+}
