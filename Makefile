@@ -16,7 +16,7 @@ data: toolchain
 xla-plugin: toolchain
 	bash scripts/setup-xla.sh
 
-kernel: toolchain build
+kernel: toolchain build xla-plugin
 	bash scripts/setup-kernel.sh
 
 build: toolchain

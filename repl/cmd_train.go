@@ -146,7 +146,7 @@ func runTrain(c *Call) error {
 		return Usagef("%v", err)
 	}
 	line := NewLossLine(c, "")
-	r, err := train.Run(c.Ctx, o, line.Update)
+	r, err := c.Session.pool.Run(c.Ctx, o, line.Update)
 	line.End()
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func runResume(c *Call) error {
 		}
 	}
 	line := NewLossLine(c, "")
-	r, err := train.Resume(c.Ctx, path, overrides, line.Update)
+	r, err := c.Session.pool.Resume(c.Ctx, path, overrides, line.Update)
 	line.End()
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func openCheckpoint(c *Call) (*train.Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := train.Open(path, c.String("backend"))
+	l, err := c.Session.pool.Open(path, c.String("backend"))
 	if err != nil {
 		return nil, err
 	}
@@ -227,8 +227,11 @@ func runEval(c *Call) error {
 			return fmt.Errorf("checkpoint %s is a %s model, not %s", path, m.Family, c.String("model"))
 		}
 	}
-	r, err := train.Evaluate(c.Ctx, train.EvalOptions{Checkpoint: path, Split: c.String("split"), Batches: batches,
-		Protocol: c.String("protocol"), Backend: c.String("backend")})
+	l, err := c.Session.pool.Open(path, c.String("backend"))
+	if err != nil {
+		return err
+	}
+	r, err := l.Evaluate(train.EvalOptions{Split: c.String("split"), Batches: batches, Protocol: c.String("protocol")})
 	if err != nil {
 		return err
 	}

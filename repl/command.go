@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/nb"
 	"github.com/ecpi-dev/ecpi/option"
 )
 
@@ -110,7 +111,10 @@ type Call struct {
 	Out     io.Writer
 	JSON    bool
 	Args    []string
-	given   map[string]string
+	// Events, in a notebook session (kernel.Serve), receives what the command
+	// produces instead of Out: results, text, pictures and training progress.
+	Events func(nb.Event)
+	given  map[string]string
 }
 
 // UsageError is a mistake in what was typed (unknown command or option, a value
@@ -249,8 +253,20 @@ func (c *Call) Given() map[string]string {
 // Texter is implemented by results that have a human-readable form besides JSON.
 type Texter interface{ Text() string }
 
-// Emit writes a result: one JSON object per line with --json, else its text form.
+// Emit writes a result: one JSON object per line with --json, else its text
+// form; in a notebook session both, as events.
 func (c *Call) Emit(v any) error {
+	if c.Events != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		c.Events(nb.Event{Result: &nb.Result{Command: c.Command.Name, JSON: b}})
+		if t, ok := v.(Texter); ok {
+			c.Events(nb.Event{Text: strings.TrimRight(t.Text(), "\n") + "\n"})
+		}
+		return nil
+	}
 	if c.JSON {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -274,8 +290,19 @@ func (c *Call) Emit(v any) error {
 // Printf writes human-oriented progress; it is silent with --json so scripts
 // read only JSON objects from stdout.
 func (c *Call) Printf(format string, args ...any) {
-	if !c.JSON {
+	switch {
+	case c.Events != nil:
+		c.Events(nb.Event{Text: fmt.Sprintf(format, args...)})
+	case !c.JSON:
 		fmt.Fprintf(c.Out, format, args...)
+	}
+}
+
+// Show sends a picture to a notebook session; elsewhere the text form of the
+// command's result stands for it.
+func (c *Call) Show(f nb.Figure) {
+	if c.Events != nil {
+		c.Events(nb.Event{Figure: &f})
 	}
 }
 
@@ -290,15 +317,34 @@ func Execute(ctx context.Context, s *Session, line string, out io.Writer) error 
 
 // ExecuteWords runs a command already split into words (the CLI's os.Args).
 func ExecuteWords(ctx context.Context, s *Session, words []string, out io.Writer) (err error) {
+	return execute(ctx, s, words, &Call{Out: out})
+}
+
+// ExecuteEvents runs one line for a notebook session: what the command
+// produces arrives as events (results, text, pictures, progress).
+func ExecuteEvents(ctx context.Context, s *Session, line string, events func(nb.Event)) error {
+	words, err := SplitWords(line)
+	if err != nil {
+		return err
+	}
+	return execute(ctx, s, words, &Call{Out: io.Discard, Events: events})
+}
+
+// execute parses words and runs the command with the call's output.
+func execute(ctx context.Context, s *Session, words []string, call *Call) (err error) {
 	inv, err := Parse(words)
 	if err != nil || inv == nil {
 		return err
 	}
 	if inv.Help {
-		_, err := fmt.Fprint(out, HelpText(inv.Command))
+		if call.Events != nil {
+			call.Events(nb.Event{Text: HelpText(inv.Command)})
+			return nil
+		}
+		_, err := fmt.Fprint(call.Out, HelpText(inv.Command))
 		return err
 	}
-	call := &Call{Command: inv.Command, Session: s, Ctx: ctx, Out: out, JSON: inv.JSON, Args: inv.Args, given: inv.Options}
+	call.Command, call.Session, call.Ctx, call.JSON, call.Args, call.given = inv.Command, s, ctx, inv.JSON, inv.Args, inv.Options
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s failed: %v", inv.Command.Name, firstLine(fmt.Sprint(r)))

@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/ecpi-dev/ecpi/train"
 )
 
 // Session carries what a REPL session (or a notebook) has set so far, so that
@@ -19,11 +21,14 @@ type Session struct {
 	// Results keeps the last result of each command by name, for `status` and
 	// for commands that build on a previous one (e.g. `compare` after `train`).
 	results map[string]any
+	// pool keeps the models the session trained and the checkpoints it
+	// opened, with their compiled graphs, for the next command on them.
+	pool *train.Pool
 }
 
 // NewSession returns an empty session.
 func NewSession() *Session {
-	return &Session{settings: map[string]string{}, results: map[string]any{}}
+	return &Session{settings: map[string]string{}, results: map[string]any{}, pool: train.NewPool()}
 }
 
 // Get returns a setting.

@@ -39,13 +39,19 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 PATH="$bin:$PATH" JUPYTER_DATA_DIR="$stage" "$bin/gonb" --install >/dev/null 2>&1 ||
   { echo "setup-kernel: gonb --install failed" >&2; PATH="$bin:$PATH" JUPYTER_DATA_DIR="$stage" "$bin/gonb" --install; exit 1; }
-# The backend the kernel uses: $ECPI_KERNEL_BACKEND if given, else GoMLX's pure-Go backend with SIMD.
-# Measured here (2 cores, ECP n=256 d=64 L=2, batch 8): ~220 ms/step on both "go" and "xla:cpu", but XLA
-# compiles every graph for ~15 s first, and notebook cells build several small graphs each.
-backend=${ECPI_KERNEL_BACKEND:-go}
+# The backend the kernel uses: $ECPI_KERNEL_BACKEND if given, else XLA's CPU plugin when it is installed
+# (cells talk to one session server per kernel, which keeps compiled executables from cell to cell, so
+# XLA's compile time is paid once per graph), else GoMLX's pure-Go backend with SIMD.
+if [ -n "${ECPI_KERNEL_BACKEND:-}" ]; then
+  backend=$ECPI_KERNEL_BACKEND
+elif [ -f "$ECPI_HOME/xla/pjrt_c_api_cpu_plugin.so" ]; then
+  backend="xla:$ECPI_HOME/xla/pjrt_c_api_cpu_plugin.so"
+else
+  backend=go
+fi
 go_bin=$(dirname "$(command -v go)")
 go run ./kernel/install -spec "$stage/kernels/gonb" -repo "$repo" -gonb "$bin/gonb" -path "$bin:$go_bin" \
   -env GOTOOLCHAIN="$GOTOOLCHAIN" -env GOEXPERIMENT="$GOEXPERIMENT" -env GOMLX_NO_AUTO_INSTALL=1 \
-  -env ECPI_HOME="$ECPI_HOME" -env GOMLX_BACKEND="$backend"
+  -env ECPI_HOME="$ECPI_HOME" -env GOMLX_BACKEND="$backend" -env ECPI_BIN="$repo/bin/ecpi"
 /usr/bin/python3 -m jupyter_client.kernelspecapp install --user --replace --name ecpi "$stage/kernels/gonb" 2>&1 | tail -1
 echo "setup-kernel: kernel \"ecpi (Go)\" installed (backend $backend, notebooks use $repo through go.work)"

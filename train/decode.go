@@ -106,13 +106,8 @@ func (d *Decoder) Full() bool { return len(d.window) >= d.model.Config.SeqLen }
 // decodeTokens generates count tokens after context: the window is the last
 // tokens of the context (at most n/2 after a move), decoded one by one; a
 // full window moves on by n/2 and is prefilled again.
-func decodeTokens(ctx context.Context, backend compute.Backend, store *model.Store, m *models.Model, context []int32, count int, pad int32,
-	choose func([]float32) int32) ([]int32, error) {
-	d, err := NewDecoder(backend, store, m)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Finalize()
+func decodeTokens(ctx context.Context, d *Decoder, context []int32, count int, pad int32, choose func([]float32) int32) ([]int32, error) {
+	m := d.model
 	keep := max(1, m.Config.SeqLen/2)
 	start := max(0, len(context)-m.Config.SeqLen)
 	logits, err := d.Prefill(context[start:], pad)

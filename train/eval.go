@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -110,21 +111,25 @@ func (r *EvalResult) Text() string {
 }
 
 // Evaluate measures a checkpoint on a split: perplexity (and bits per
-// character for byte-level models) with windows of n+1 tokens at stride n/2,
-// or accuracy for classifiers and retrieval (whole answers).
+// character for byte-level models), or accuracy for classifiers and retrieval
+// (whole answers).
 func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	l, err := Open(o.Checkpoint, o.Backend)
 	if err != nil {
 		return nil, err
 	}
-	split := o.Split
-	if split == "" {
-		split = "valid"
+	return l.Evaluate(o)
+}
+
+// Evaluate measures the loaded checkpoint as EvalOptions say (its Checkpoint
+// and Backend are the Loaded's); the evaluation graph is compiled once.
+func (l *Loaded) Evaluate(o EvalOptions) (*EvalResult, error) {
+	split := cmp.Or(o.Split, "valid")
+	if l.evaluator == nil {
+		l.evaluator = newEvaluator(l.backend, l.store, l.model, l.task)
 	}
-	if o.Protocol != "" {
-		l.opts.Protocol = o.Protocol
-	}
-	e, err := l.evaluate(split, o.Batches)
+	spec := evalSpec{split: split, batches: o.Batches, protocol: cmp.Or(o.Protocol, l.opts.Protocol)}
+	e, err := l.task.evaluate(l.evaluator, spec)
 	if err != nil {
 		return nil, err
 	}

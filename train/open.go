@@ -13,6 +13,12 @@ type Loaded struct {
 	*session
 	Manifest *Manifest
 	Dir      string // the checkpoint folder
+
+	// Graphs compiled for this checkpoint, kept for the next call (a Pool
+	// keeps the Loaded): its weights never change.
+	evaluator *evaluator
+	decoder   *Decoder
+	probe     *attentionProbe
 }
 
 // Open loads the checkpoint at path (a checkpoint or run folder) on the

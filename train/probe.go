@@ -2,6 +2,7 @@ package train
 
 import (
 	"errors"
+	"slices"
 	"fmt"
 	"strings"
 
@@ -26,31 +27,21 @@ type AttentionMap struct {
 
 // Attention runs the loaded model on tokens (n of them; see InputTokens) and
 // returns the attention weights of every layer and head: softmax(q·kᵀ/√dh)
-// over K(i), shaped by the gate of a gated pattern (models.DenseWeights).
+// over K(i), shaped by the gate of a gated pattern (models.DenseWeights). The
+// graph is compiled once per Loaded.
 func (l *Loaded) Attention(tokens []int32) ([]AttentionMap, error) {
-	m := *l.model // a copy, so the probe does not stay on the shared model
-	var maps []AttentionMap
-	var nodes []*graph.Node
-	m.Probe = &models.Probe{Attention: func(layer int, p models.Pattern, q, k, alpha *graph.Node) {
-		maps = append(maps, AttentionMap{Layer: layer, Pattern: p.Name(), pattern: p, hasAlpha: alpha != nil})
-		nodes = append(nodes, models.DenseWeights(p, q, k, alpha))
-		if alpha != nil {
-			nodes = append(nodes, alpha)
+	if l.probe == nil {
+		probe, err := newAttentionProbe(l)
+		if err != nil {
+			return nil, err
 		}
-	}}
-	exec, err := model.NewExec(l.backend.Backend, l.store, func(scope *model.Scope, input *graph.Node) []*graph.Node {
-		maps, nodes = nil, nil
-		m.Trunk(scope, input)
-		return nodes
-	})
+		l.probe = probe
+	}
+	outs, err := l.probe.exec.Exec(tensors.FromFlatDataAndDimensions(tokens, 1, len(tokens)))
 	if err != nil {
 		return nil, err
 	}
-	defer exec.Finalize()
-	outs, err := exec.Exec(tensors.FromFlatDataAndDimensions(tokens, 1, len(tokens)))
-	if err != nil {
-		return nil, err
-	}
+	maps := slices.Clone(l.probe.layers)
 	next := 0
 	for i := range maps {
 		dims := outs[next].Shape().Dimensions // [1, H, queries, keys]
@@ -62,6 +53,32 @@ func (l *Loaded) Attention(tokens []int32) ([]AttentionMap, error) {
 		}
 	}
 	return maps, nil
+}
+
+// attentionProbe is the compiled graph of Attention and what its outputs are.
+type attentionProbe struct {
+	exec   *model.Exec
+	layers []AttentionMap // per layer: pattern and whether a gate output follows
+}
+
+func newAttentionProbe(l *Loaded) (*attentionProbe, error) {
+	m := *l.model // a copy, so the probe does not stay on the shared model
+	probe := &attentionProbe{}
+	var nodes []*graph.Node
+	m.Probe = &models.Probe{Attention: func(layer int, p models.Pattern, q, k, alpha *graph.Node) {
+		probe.layers = append(probe.layers, AttentionMap{Layer: layer, Pattern: p.Name(), pattern: p, hasAlpha: alpha != nil})
+		nodes = append(nodes, models.DenseWeights(p, q, k, alpha))
+		if alpha != nil {
+			nodes = append(nodes, alpha)
+		}
+	}}
+	var err error
+	probe.exec, err = model.NewExec(l.backend.Backend, l.store, func(scope *model.Scope, input *graph.Node) []*graph.Node {
+		probe.layers, nodes = nil, nil
+		m.Trunk(scope, input)
+		return nodes
+	})
+	return probe, err
 }
 
 // rows3 cuts a flat [a, b, c] array into nested slices.

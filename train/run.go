@@ -121,9 +121,11 @@ type session struct {
 	parallel *xla.DataParallel // devices > 1: batches split across devices
 	store    *model.Store
 	trainer  *train.Trainer
-	step     int
-	losses   []float64
-	lastEval *Eval
+	step       int
+	losses     []float64
+	lastEval   *Eval
+	checkpoint string // the folder of the last checkpoint saved (Pool)
+	compiled   bool   // the training graph has run once in this process
 }
 
 // Run trains a fresh model. progress (may be nil) is called after every step.
@@ -360,7 +362,7 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 			interrupted = true
 			break
 		}
-		compiling := firstStep == 0
+		compiling := !s.compiled
 		if compiling && progress != nil {
 			progress(Progress{Step: s.step, Steps: o.Steps, Compiling: true, Elapsed: time.Since(start)})
 		}
@@ -370,7 +372,7 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 			return nil, fmt.Errorf("step %d: %w", s.step+1, err)
 		}
 		if compiling { // the first step of a process compiles the graph: not timed
-			firstStep = time.Since(t0)
+			firstStep, s.compiled = time.Since(t0), true
 		} else {
 			trainTime += time.Since(t0)
 			timedSteps++
@@ -407,7 +409,9 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 		r.TokensPerS = tokensPerStep * float64(timedSteps) / trainTime.Seconds()
 		r.MsPerStep = 1000 * trainTime.Seconds() / float64(timedSteps)
 		// The first step compiled the graph, then ran like the others.
-		r.CompileMS = max(0, 1000*firstStep.Seconds()-r.MsPerStep)
+		if firstStep > 0 {
+			r.CompileMS = max(0, 1000*firstStep.Seconds()-r.MsPerStep)
+		}
 	}
 	return r, nil
 }

@@ -65,7 +65,12 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 	var generated []int32
 	var err error
 	if l.model.CanDecode() {
-		generated, err = decodeTokens(ctx, l.backend.Backend, l.store, l.model, context, o.Tokens, pad, choose)
+		if l.decoder == nil {
+			if l.decoder, err = NewDecoder(l.backend.Backend, l.store, l.model); err != nil {
+				return nil, err
+			}
+		}
+		generated, err = decodeTokens(ctx, l.decoder, context, o.Tokens, pad, choose)
 	} else {
 		generated, err = l.recomputeTokens(ctx, context, o.Tokens, pad, choose)
 	}

@@ -222,7 +222,11 @@ func TestDecodedSampleMatchesRecomputed(t *testing.T) {
 	}
 	greedy := func(logits []float32) int32 { return pick(logits, 0, 0, nil) }
 	prompt := l.Tokenizer().Encode("Light is")
-	decoded, err := decodeTokens(context.Background(), l.backend.Backend, l.store, l.model, slices.Clone(prompt), 20, '\n', greedy)
+	d, err := NewDecoder(l.backend.Backend, l.store, l.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := decodeTokens(context.Background(), d, slices.Clone(prompt), 20, '\n', greedy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +237,7 @@ func TestDecodedSampleMatchesRecomputed(t *testing.T) {
 	if !slices.Equal(decoded, recomputed) {
 		t.Errorf("decoded %v, recomputed %v", decoded, recomputed)
 	}
-	long, err := decodeTokens(context.Background(), l.backend.Backend, l.store, l.model, slices.Clone(prompt), 70, '\n', greedy)
+	long, err := decodeTokens(context.Background(), d, slices.Clone(prompt), 70, '\n', greedy)
 	if err != nil || len(long) != 70 {
 		t.Errorf("70 tokens across windows of 32: got %d, %v", len(long), err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 
+	_ "github.com/ecpi-dev/ecpi/kernel" // the notebook session server (ecpi serve)
 	"github.com/ecpi-dev/ecpi/repl"
 )
 

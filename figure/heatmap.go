@@ -1,4 +1,4 @@
-package kernel
+package figure
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"image/png"
 	"math"
 
-	"github.com/ecpi-dev/ecpi/models"
 )
 
 // Colours of an index-set diagram.
@@ -100,22 +99,32 @@ func matrixShape(heads [][][]float64) (rows, cols int, err error) {
 	return rows, cols, nil
 }
 
-// MaskPNG draws the index sets K(i) of a pattern for the first n positions of
-// one head: row i is query i, column j key j. π-Attention's skip keys are
-// orange, local keys (and the keys of every other pattern) blue; query, when
-// in [0,n), is drawn as a red row so that one K(i) stands out.
-func MaskPNG(p models.Pattern, n, head, query, cell int) ([]byte, error) {
+// KeyKind is what a (query, key) cell of an index-set diagram shows.
+type KeyKind uint8
+
+// The kinds of keys an index-set diagram tells apart.
+const (
+	KeyBlocked KeyKind = iota // not in K(i)
+	KeyLocal                  // in K(i) (the local window, for patterns with skips)
+	KeySkip                   // a skip key (π-Attention's second kind of key)
+)
+
+// IndexSetPNG draws K(i) for the first n queries of one head: kinds[i][j] is
+// key j's kind for query i. Local keys (every key of patterns without skips)
+// are blue, skip keys orange; query, when in range, is a red row so that one
+// K(i) stands out.
+func IndexSetPNG(kinds [][]KeyKind, query, cell int) ([]byte, error) {
+	n := len(kinds)
 	if n < 1 || cell < 1 {
-		return nil, fmt.Errorf("mask diagram needs n >= 1 and cell >= 1, got n=%d cell=%d", n, cell)
+		return nil, fmt.Errorf("index-set diagram needs n >= 1 and cell >= 1, got n=%d cell=%d", n, cell)
 	}
-	skips, hasSkips := p.(models.SkipKeys)
 	img := image.NewRGBA(image.Rect(0, 0, n*cell, n*cell))
-	for i := range n {
-		for j := range n {
+	for i, row := range kinds {
+		for j, kind := range row {
 			c := colourBlocked
 			switch {
-			case !p.Allows(head, i, j):
-			case hasSkips && skips.IsSkip(head, i, j):
+			case kind == KeyBlocked:
+			case kind == KeySkip:
 				c = colourSkip
 			case i == query:
 				c = colourQuery

@@ -1,4 +1,4 @@
-package kernel
+package figure
 
 import (
 	"strings"
@@ -43,6 +43,43 @@ func markdown(md string) bundle {
 
 // InNotebook reports whether the program runs inside a GoNB cell.
 func InNotebook() bool { return gonbui.IsNotebook }
+
+// ShowPlot displays a plot; a non-empty id makes it a display that later
+// calls with the same id redraw.
+func ShowPlot(id string, p Plot) { showFigure(id, p) }
+
+// ShowText displays plain text as an output of its own; with an id, later
+// calls replace it.
+func ShowText(id, text string) { show(id, bundle{protocol.MIMETextPlain: text}, nil) }
+
+// ShowPNGCaptioned displays a PNG with a caption (Markdown, with its plain
+// text for untrusted notebooks) under it.
+func ShowPNGCaptioned(png []byte, caption string) {
+	ShowPNG(png)
+	if caption != "" {
+		ShowMarkdown(caption)
+	}
+}
+
+// ShowImage displays a picture made elsewhere (the session server): its PNG
+// at width x height, its SVG when it has one, its text form, and a caption.
+func ShowImage(png []byte, svg, text, caption string, width, height int) {
+	data := bundle{protocol.MIMEImagePNG: png}
+	if svg != "" {
+		data[protocol.MIMEImageSVG] = svg
+	}
+	if text != "" {
+		data[protocol.MIMETextPlain] = text
+	}
+	var metadata map[string]any
+	if width > 0 && height > 0 {
+		metadata = map[string]any{string(protocol.MIMEImagePNG): map[string]int{"width": width, "height": height}}
+	}
+	show("", data, metadata)
+	if caption != "" {
+		ShowMarkdown(caption)
+	}
+}
 
 // showFigure displays (or, with an id, redraws) a plot.
 func showFigure(id string, p Plot) {

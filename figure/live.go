@@ -1,16 +1,14 @@
-package kernel
+package figure
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/ecpi-dev/ecpi/train"
 	"github.com/janpfeifer/gonb/gonbui"
 	"github.com/janpfeifer/gonb/gonbui/protocol"
 )
 
-// Live is a loss plot that redraws in place while train.Run runs: pass its
-// Progress method as Run's progress callback. It redraws at most every
+// Live is a loss plot that redraws in place while a run trains: Step after
+// every optimizer step, Eval after an evaluation. It redraws at most every
 // Interval and always at the last step and on evaluations.
 type Live struct {
 	Title    string
@@ -32,21 +30,29 @@ func NewLive(title string) *Live {
 	return &Live{Title: title, Interval: time.Second, plotID: "ecpi-live-plot-" + id, statusID: "ecpi-live-status-" + id}
 }
 
-// Progress records one step and redraws when due.
-func (l *Live) Progress(p train.Progress) {
-	if p.Compiling {
-		show(l.statusID, bundle{protocol.MIMETextPlain: l.Title + ": compiling the training graph…"}, nil)
-		return
-	}
-	l.steps = append(l.steps, float64(p.Step))
-	l.losses = append(l.losses, p.Loss)
-	l.status = fmt.Sprintf("step %d/%d  loss %.4f  lr %.2e  %.0f tok/s  %s", p.Step, p.Steps, p.Loss, p.LR, p.TokensPerS, p.Elapsed.Round(time.Second))
-	if p.Eval != nil {
-		l.evalSteps = append(l.evalSteps, float64(p.Step))
-		l.evalLosses = append(l.evalLosses, p.Eval.Loss)
-		l.status += "  " + p.Eval.Summary()
-	}
-	if p.Eval != nil || p.Step >= p.Steps || time.Since(l.last) >= l.Interval {
+// Compiling says the run's graph is compiling (seconds on XLA, before the first step).
+func (l *Live) Compiling() {
+	show(l.statusID, bundle{protocol.MIMETextPlain: l.Title + ": compiling the training graph…"}, nil)
+}
+
+// Step records one optimizer step; status is the line shown under the plot.
+func (l *Live) Step(step, steps int, loss float64, status string) {
+	l.steps = append(l.steps, float64(step))
+	l.losses = append(l.losses, loss)
+	l.status = status
+	l.redraw(step >= steps)
+}
+
+// Eval records an evaluation at a step; summary is added to the status line.
+func (l *Live) Eval(step int, loss float64, summary string) {
+	l.evalSteps = append(l.evalSteps, float64(step))
+	l.evalLosses = append(l.evalLosses, loss)
+	l.status += "  " + summary
+	l.redraw(true)
+}
+
+func (l *Live) redraw(now bool) {
+	if now || time.Since(l.last) >= l.Interval {
 		l.last = time.Now()
 		showFigure(l.plotID, l.Plot())
 		show(l.statusID, bundle{protocol.MIMETextPlain: l.status}, nil)

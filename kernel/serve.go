@@ -1,0 +1,166 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ecpi-dev/ecpi/nb"
+	"github.com/ecpi-dev/ecpi/repl"
+)
+
+// GoNB runs every cell as a fresh process, so nothing a cell builds outlives
+// it: models, compiled XLA executables, the session's settings. The session
+// server keeps them. One server runs per notebook kernel (its socket is named
+// after the kernel's process) and runs lines of ecpi's command language, one
+// at a time, in one REPL session; package nb, which cells import, starts it
+// on first use and shows what it streams back. The server ends with its
+// kernel, or after a long idle spell.
+
+func init() {
+	repl.Register(&repl.Command{
+		Name:    "serve",
+		Summary: "the notebook session server (started by package nb in a notebook cell; not for typing)",
+		Details: "Listens on a Unix socket and runs each posted line of the command language in one session,\n" +
+			"streaming results, text, pictures and training progress as JSON lines. It exits when the process\n" +
+			"parent= (the notebook's kernel) is gone, or after idle= without a line.",
+		Options: []repl.Option{
+			{Name: "socket", Help: "the Unix socket to listen on"},
+			repl.IntOption("parent", "0", "exit when this process is gone (0: never)"),
+			{Name: "idle", Default: "2h", Help: "exit after this long without a line"},
+		},
+		Run: runServe,
+	})
+}
+
+func runServe(c *repl.Call) error {
+	idle, err := time.ParseDuration(c.String("idle"))
+	if err != nil || idle <= 0 {
+		return repl.Usagef("option idle=%q must be a positive duration such as 30m", c.String("idle"))
+	}
+	parent := 0
+	fmt.Sscan(c.String("parent"), &parent)
+	if c.String("socket") == "" {
+		return repl.Usagef("serve needs socket=PATH")
+	}
+	return Serve(c.Ctx, c.String("socket"), parent, idle)
+}
+
+// Serve runs the session server on socket until ctx ends, the process parent
+// (when not 0) is gone, or no line came for idle.
+func Serve(ctx context.Context, socket string, parent int, idle time.Duration) error {
+	_ = os.Remove(socket) // a socket left by a server that was killed
+	listener, err := net.Listen("unix", socket)
+	if err != nil {
+		return fmt.Errorf("session server: %w", err)
+	}
+	defer os.Remove(socket)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s := &server{session: repl.NewSession(), lastLine: time.Now()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ping", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("POST /run", func(w http.ResponseWriter, r *http.Request) {
+		if s.run(w, r) {
+			stop() // `quit`: the session ends
+		}
+	})
+	httpServer := &http.Server{Handler: mux}
+	go s.watch(ctx, stop, parent, idle)
+	go func() {
+		<-ctx.Done()
+		httpServer.Close()
+	}()
+	if err := httpServer.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+type server struct {
+	session  *repl.Session
+	lines    sync.Mutex // one line at a time: the session is not shared by two commands
+	mu       sync.Mutex
+	lastLine time.Time
+}
+
+// RunRequest is what a cell posts to /run.
+type RunRequest struct {
+	Line string `json:"line"`
+}
+
+// run executes one line and streams its events as JSON lines; a cell that is
+// interrupted closes the connection, which cancels the command. It reports
+// whether the line was `quit`.
+func (s *server) run(w http.ResponseWriter, r *http.Request) (quit bool) {
+	var req RunRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return false
+	}
+	s.lines.Lock()
+	defer s.lines.Unlock()
+	s.touch()
+	defer s.touch()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	encoder := json.NewEncoder(w)
+	flusher, _ := w.(http.Flusher)
+	var sending sync.Mutex
+	send := func(e nb.Event) {
+		sending.Lock()
+		defer sending.Unlock()
+		_ = encoder.Encode(e)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	start := time.Now()
+	err := repl.ExecuteEvents(r.Context(), s.session, req.Line, send)
+	if err != nil && !errors.Is(err, repl.ErrQuit) {
+		send(nb.Event{Error: err.Error()})
+	}
+	send(nb.Event{Done: &nb.Done{Seconds: time.Since(start).Seconds()}})
+	return errors.Is(err, repl.ErrQuit)
+}
+
+func (s *server) touch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastLine = time.Now()
+}
+
+// watch stops the server when its kernel is gone or it has been idle too long.
+func (s *server) watch(ctx context.Context, stop func(), parent int, idle time.Duration) {
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		quiet := time.Since(s.lastLine)
+		s.mu.Unlock()
+		busy := !s.lines.TryLock()
+		if !busy {
+			s.lines.Unlock()
+		}
+		if (parent > 0 && !alive(parent)) || (!busy && quiet > idle) {
+			stop()
+			return
+		}
+	}
+}
+
+// alive reports whether a process exists.
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil || errors.Is(syscall.Kill(pid, 0), syscall.EPERM)
+}
