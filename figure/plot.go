@@ -160,7 +160,7 @@ func slicesMax(v []float64) float64 {
 }
 
 // size is the plot's nominal size in pixels.
-func (p Plot) size() (w, h int) {
+func (p Plot) Size() (w, h int) {
 	if p.Width == 0 || p.Height == 0 {
 		return 640, 360
 	}
@@ -169,7 +169,7 @@ func (p Plot) size() (w, h int) {
 
 // SVG renders the plot as a self-contained SVG document.
 func (p Plot) SVG() string {
-	w, h := p.size()
+	w, h := p.Size()
 	var c svgCanvas
 	fmt.Fprintf(&c, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="%d">`, w, h, w, h, fontSize)
 	p.draw(&c, w, h)
@@ -183,7 +183,7 @@ const pngScale = 2
 
 // PNG renders the plot as a PNG image of pngScale times its nominal size.
 func (p Plot) PNG() ([]byte, error) {
-	w, h := p.size()
+	w, h := p.Size()
 	c := newPNGCanvas(w, h, pngScale)
 	p.draw(c, w, h)
 	if c.err != nil {

@@ -95,7 +95,7 @@ func figure(p Plot) (bundle, map[string]any) {
 		data[protocol.MIMETextPlain] = p.Text() + "\n" + err.Error()
 		return data, nil
 	}
-	w, h := p.size()
+	w, h := p.Size()
 	data[protocol.MIMEImagePNG] = png
 	return data, map[string]any{string(protocol.MIMEImagePNG): map[string]int{"width": w, "height": h}}
 }

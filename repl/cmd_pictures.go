@@ -98,6 +98,7 @@ func runMask(c *Call) error {
 	}
 	pattern := cfg.Pattern()
 	rows, allowed := maskRows(pattern, head, cfg.SeqLen, cols)
+	showMask(c, pattern, head, cfg.SeqLen, cfg.Resolved().String())
 	return c.Emit(MaskPicture{
 		Model: cfg.Model, Config: cfg.Resolved().String(), N: cfg.SeqLen, Head: head,
 		Allowed: allowed, Rows: rows, Legend: maskLegend(pattern),
@@ -249,6 +250,11 @@ func runCompare(c *Call) error {
 		}
 	}
 	c.Session.Remember("compare", cmp)
+	var trained []*train.Result
+	for _, row := range cmp.Rows {
+		trained = append(trained, row.Result)
+	}
+	showLosses(c, "training loss", trained)
 	return c.Emit(cmp)
 }
 

@@ -76,6 +76,7 @@ func runRF(c *Call) error {
 		}
 	}
 	c.Session.Remember("rf", r)
+	showReceptiveField(c, r)
 	return c.Emit(RFPicture{r})
 }
 
@@ -130,6 +131,7 @@ func runProbeAttention(c *Call) error {
 	}
 	s := AttentionSummary{Model: l.Model().Config.Model, Maps: maps}
 	c.Session.Remember("probe attention", s)
+	showAttention(c, maps)
 	return c.Emit(s)
 }
 

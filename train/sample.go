@@ -141,10 +141,13 @@ func ReadabilityHint(m *Manifest, sample string, corpus *data.Corpus) string {
 	if m.Step == 1 {
 		steps = "step"
 	}
-	return fmt.Sprintf("the model has trained %d %s and predicts %.2f bits per character; %d of the %d words of "+
-		"%d letters or more in this sample are words of %s. Samples read as words below about %.1f bits per "+
-		"character: train longer (`resume steps=...` continues this run).",
-		m.Step, steps, bpc, known, total, minWordLetters, corpus.Name, readableBPC)
+	words := fmt.Sprintf("%d of the %d words of %d letters or more in this sample are words of %s", known, total, minWordLetters, corpus.Name)
+	if total == 0 {
+		words = fmt.Sprintf("this sample has no word of %d letters or more", minWordLetters)
+	}
+	return fmt.Sprintf("the model has trained %d %s and predicts %.2f bits per character; %s. Samples read as words "+
+		"below about %.1f bits per character: train longer (`resume steps=...` continues this run).",
+		m.Step, steps, bpc, words, readableBPC)
 }
 
 // minWordLetters: shorter runs of letters (a, of, the) occur by chance in letter soup.
