@@ -18,6 +18,7 @@ type evaluator struct {
 	lmExec     *model.Exec
 	classExec  *model.Exec
 	answerExec *model.Exec
+	matchExec  *model.Exec
 }
 
 func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
@@ -43,12 +44,16 @@ func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t ta
 		})
 	case *retrievalTask:
 		e.answerExec = model.MustNewExec(backend.Backend, store, answerGraph(m))
+	case *matchTask:
+		e.matchExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, pairs *graph.Node) *graph.Node {
+			return t.embed(m, scope, pairs)
+		})
 	}
 	return e
 }
 
 func (e *evaluator) finalize() {
-	for _, exec := range []*model.Exec{e.lmExec, e.classExec, e.answerExec} {
+	for _, exec := range []*model.Exec{e.lmExec, e.classExec, e.answerExec, e.matchExec} {
 		if exec != nil {
 			exec.Finalize()
 		}

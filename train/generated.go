@@ -153,7 +153,7 @@ func generate(o Options, g generatedSet, p genParams) (map[string][]data.Example
 // checkDataOptions refuses examples= and distance= where they mean nothing.
 func checkDataOptions(o Options) error {
 	g, generated := generatedSets[o.Data]
-	if o.Examples != 0 && !generated {
+	if o.Examples != 0 && !generated && o.Data != shapesData {
 		return fmt.Errorf("option examples=%d applies to generated sets only (%s), not data %s", o.Examples,
 			strings.Join(append(generatedNames(TaskClassify), generatedNames(TaskRetrieve)...), ", "), o.Data)
 	}

@@ -2,8 +2,8 @@ package train
 
 import (
 	"errors"
-	"slices"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"

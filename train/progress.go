@@ -42,6 +42,9 @@ func Sparkline(values []float64, width int) string {
 
 // Summary is the evaluation on one line.
 func (e *Eval) Summary() string {
+	if e.Recall != nil {
+		return fmt.Sprintf("%s %s", e.Split, e.recallText())
+	}
 	s := fmt.Sprintf("%s loss %.4f", e.Split, e.Loss)
 	if e.PPL > 0 {
 		s += fmt.Sprintf("  ppl %.3f", e.PPL)
@@ -53,4 +56,10 @@ func (e *Eval) Summary() string {
 		s += fmt.Sprintf("  acc %.2f%%", 100*e.Acc)
 	}
 	return s
+}
+
+// recallText is image-text retrieval's recall in both directions.
+func (e *Eval) recallText() string {
+	return fmt.Sprintf("recall@1 image→text %.1f%% text→image %.1f%%, recall@5 %.1f%% %.1f%% (pool of %d)",
+		100*e.Recall["image_to_text@1"], 100*e.Recall["text_to_image@1"], 100*e.Recall["image_to_text@5"], 100*e.Recall["text_to_image@5"], e.Count)
 }

@@ -63,7 +63,8 @@ type Result struct {
 	Checkpoint  string        `json:"checkpoint"`
 	Run         string        `json:"run"`
 	Interrupted bool          `json:"interrupted,omitempty"`
-	Losses      []float64     `json:"losses"` // every step's train loss, from step 1
+	Losses      []float64     `json:"losses"`         // every step's train loss, from step 1
+	Eval        *Eval         `json:"eval,omitempty"` // the last evaluation in full (loss by position, recall)
 }
 
 // Text is the human summary.
@@ -96,6 +97,9 @@ func (r *Result) validText() string {
 	if r.ValidStep == 0 {
 		return "no evaluation yet"
 	}
+	if r.Eval != nil && r.Eval.Recall != nil {
+		return "valid " + r.Eval.recallText()
+	}
 	s := fmt.Sprintf("valid loss %.4f", r.ValidLoss)
 	if r.ValidPPL > 0 {
 		s += fmt.Sprintf("   valid ppl %.3f", r.ValidPPL)
@@ -114,13 +118,13 @@ func (r *Result) validText() string {
 
 // session is one model being trained: its data, its store and GoMLX trainer.
 type session struct {
-	opts     Options
-	task     task
-	model    *models.Model
-	backend  *xla.Choice
-	parallel *xla.DataParallel // devices > 1: batches split across devices
-	store    *model.Store
-	trainer  *train.Trainer
+	opts       Options
+	task       task
+	model      *models.Model
+	backend    *xla.Choice
+	parallel   *xla.DataParallel // devices > 1: batches split across devices
+	store      *model.Store
+	trainer    *train.Trainer
 	step       int
 	losses     []float64
 	lastEval   *Eval
@@ -277,6 +281,11 @@ func buildTask(o Options, kind string, saved *Manifest) (models.Config, task, er
 	}
 	var t task
 	switch g, generated := generatedSets[o.Data]; {
+	case kind == TaskMatch:
+		var err error
+		if t, cfg, err = newMatchTask(o, cfg); err != nil {
+			return cfg, nil, err
+		}
 	case generated:
 		p, err := generatedParams(o, g, cfg.SeqLen)
 		if err != nil {
@@ -310,7 +319,7 @@ func buildTask(o Options, kind string, saved *Manifest) (models.Config, task, er
 		return cfg, nil, fmt.Errorf("checkpoint has vocab=%d but tokenizer %s has %d tokens: tokenizer and model do not match", cfg.Vocab, o.Tokenizer, t.vocab())
 	}
 	cfg.Vocab = t.vocab()
-	if !cfg.Causal && kind != TaskClassify {
+	if !cfg.Causal && kind != TaskClassify && kind != TaskMatch {
 		return cfg, nil, fmt.Errorf("option causal=false lets every position see the tokens it must predict; it is for classification only, not data %s", o.Data)
 	}
 	return cfg, t, cfg.Validate()
@@ -478,6 +487,7 @@ func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
 		r.TrainLoss += l / float64(len(tail))
 	}
 	if e := s.lastEval; e != nil {
+		r.Eval = e
 		r.ValidLoss, r.ValidPPL, r.ValidBPC, r.ValidStep = e.Loss, e.PPL, e.BPC, e.Step
 		if s.task.kind() != TaskLM {
 			acc := e.Acc

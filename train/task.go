@@ -36,8 +36,11 @@ func TaskOf(name string) (string, error) {
 	if g, ok := generatedSets[name]; ok {
 		return g.kind, nil
 	}
-	return "", fmt.Errorf("unknown data %q; corpora: %s; classification: %s; retrieval: %s", name,
-		strings.Join(data.CorpusNames(), ", "), strings.Join(ClassificationNames(), ", "), strings.Join(RetrievalNames(), ", "))
+	if name == shapesData {
+		return TaskMatch, nil
+	}
+	return "", fmt.Errorf("unknown data %q; corpora: %s; classification: %s; retrieval: %s; image-text matching: %s", name,
+		strings.Join(data.CorpusNames(), ", "), strings.Join(ClassificationNames(), ", "), strings.Join(RetrievalNames(), ", "), shapesData)
 }
 
 // ClassificationNames lists the classification sets train accepts.
@@ -73,9 +76,11 @@ type Eval struct {
 	Protocol string  `json:"protocol,omitempty"` // LM: ProtocolECPI or ProtocolAuthors
 	// ByPosition is the mean loss at each window position the model scores
 	// (from FirstPosition on), over every evaluation window (ecpi's protocol).
-	ByPosition    []float64 `json:"by_position,omitempty"`
-	FirstPosition int       `json:"first_position,omitempty"`
-	Step          int       `json:"step,omitempty"` // the training step it measured (0: `ecpi eval` of a checkpoint)
+	ByPosition []float64 `json:"by_position,omitempty"`
+	// Recall is image-text retrieval's recall@1 and @5 in both directions (TaskMatch).
+	Recall        map[string]float64 `json:"recall,omitempty"`
+	FirstPosition int                `json:"first_position,omitempty"`
+	Step          int                `json:"step,omitempty"` // the training step it measured (0: `ecpi eval` of a checkpoint)
 }
 
 // LossFrom is the mean loss of positions from..n-1 of the window: scored on
