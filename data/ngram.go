@@ -1,8 +1,11 @@
 package data
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 )
 
 // NgramBits is the cross-entropy, in bits per token, of a token n-gram model
@@ -49,4 +52,47 @@ func contextKey(context []int32, vocab int) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// Baselines are the byte n-gram models' bits per byte on a corpus's
+// validation split (orders 1 to 4), counted on its train split.
+type Baselines struct {
+	Corpus string    `json:"corpus"`
+	Bits   []float64 `json:"bits_per_byte"` // order 1 (unigram) first
+}
+
+// NgramBaselines computes (or reads back) a prepared corpus's baselines; the
+// counts take seconds on the larger corpora, so they are kept beside it.
+func NgramBaselines(home, name string) (Baselines, error) {
+	path := filepath.Join(corpusDir(home, name), "ngram-baselines.json")
+	var b Baselines
+	if raw, err := os.ReadFile(path); err == nil && json.Unmarshal(raw, &b) == nil && len(b.Bits) == 4 {
+		return b, nil
+	}
+	corpus, err := LoadCorpus(home, name)
+	if err != nil {
+		return b, err
+	}
+	tok, _ := NewTokenizer("byte")
+	train, err := corpus.Tokens(tok, "train")
+	if err != nil {
+		return b, err
+	}
+	valid, err := corpus.Tokens(tok, "valid")
+	if err != nil {
+		return b, err
+	}
+	b = Baselines{Corpus: name}
+	for order := 1; order <= 4; order++ {
+		bits, err := NgramBits(train, valid, order, tok.VocabSize())
+		if err != nil {
+			return b, err
+		}
+		b.Bits = append(b.Bits, bits)
+	}
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return b, err
+	}
+	return b, writeFileAtomic(path, raw)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
@@ -26,6 +27,34 @@ func init() {
 			"all prepares every corpus, mnist and fashion-mnist (cifar10 needs internet: name it explicitly).",
 		Run: runDataPrepare,
 	})
+	Register(&Command{
+		Name:    "data baselines",
+		Summary: "the trivial baselines of a corpus: byte n-gram models' bits per byte on its validation split",
+		Args:    "NAME",
+		Details: "Models of orders 1 to 4 (unigram: byte frequencies alone; bigram: the previous byte; ...) with\n" +
+			"add-½ smoothing, counted on the train split. A language model that does not beat the bigram does\n" +
+			"not use its context yet. Computed once per corpus and kept beside it.",
+		Run: runDataBaselines,
+	})
+}
+
+// BaselinesReport is `data baselines`.
+type BaselinesReport struct{ data.Baselines }
+
+func (r BaselinesReport) Text() string {
+	return fmt.Sprintf("%s, bits per byte on valid: unigram %.3f, bigram %.3f, trigram %.3f, 4-gram %.3f",
+		r.Corpus, r.Bits[0], r.Bits[1], r.Bits[2], r.Bits[3])
+}
+
+func runDataBaselines(c *Call) error {
+	if len(c.Args) != 1 || !slices.Contains(data.CorpusNames(), c.Args[0]) {
+		return Usagef("data baselines takes one corpus: %s", strings.Join(data.CorpusNames(), ", "))
+	}
+	b, err := data.NgramBaselines(data.Home(), c.Args[0])
+	if err != nil {
+		return err
+	}
+	return c.Emit(BaselinesReport{b})
 }
 
 // DataList is what `ecpi data list --json` prints.

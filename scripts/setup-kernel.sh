@@ -52,6 +52,6 @@ fi
 go_bin=$(dirname "$(command -v go)")
 go run ./kernel/install -spec "$stage/kernels/gonb" -repo "$repo" -gonb "$bin/gonb" -path "$bin:$go_bin" \
   -env GOTOOLCHAIN="$GOTOOLCHAIN" -env GOEXPERIMENT="$GOEXPERIMENT" -env GOMLX_NO_AUTO_INSTALL=1 \
-  -env ECPI_HOME="$ECPI_HOME" -env GOMLX_BACKEND="$backend" -env ECPI_BIN="$repo/bin/ecpi"
+  -env ECPI_HOME="$ECPI_HOME" -env GOMLX_BACKEND="$backend" -env ECPI_BIN="$repo/bin/ecpi" -env ECPI_REPO="$repo"
 /usr/bin/python3 -m jupyter_client.kernelspecapp install --user --replace --name ecpi "$stage/kernels/gonb" 2>&1 | tail -1
 echo "setup-kernel: kernel \"ecpi (Go)\" installed (backend $backend, notebooks use $repo through go.work)"
