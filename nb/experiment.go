@@ -77,11 +77,28 @@ func TrainSeeds(shared string, variants []Variant, seeds int) map[string][]Train
 	out := map[string][]Trained{}
 	for _, v := range variants {
 		for seed := 1; seed <= seeds; seed++ {
-			fmt.Printf("— %s, seed %d\n", v.Label, seed)
-			out[v.Label] = append(out[v.Label], Train(fmt.Sprintf("%s %s seed=%d", shared, v.Options, seed)))
+			results := Must(run(fmt.Sprintf("train %s %s seed=%d", shared, v.Options, seed), true))
+			var r Trained
+			Must(0, results[len(results)-1].Decode(&r))
+			fmt.Printf("%-22s seed %d: %s\n", v.Label, seed, r.summary())
+			out[v.Label] = append(out[v.Label], r)
 		}
 	}
 	return out
+}
+
+// summary is a run on one line: what it reached, in how long.
+func (r Trained) summary() string {
+	s := fmt.Sprintf("%d steps, train loss %.4f", r.Steps, r.TrainLoss)
+	switch {
+	case r.ValidBPC > 0:
+		s += fmt.Sprintf(", valid %.4f bits/byte", r.ValidBPC)
+	case r.Eval != nil && r.Eval.Recall != nil:
+		s += fmt.Sprintf(", valid recall@1 %.1f%% / %.1f%%", 100*r.Eval.Recall["image_to_text@1"], 100*r.Eval.Recall["text_to_image@1"])
+	case r.ValidAcc != nil:
+		s += fmt.Sprintf(", valid accuracy %.1f%%", 100**r.ValidAcc)
+	}
+	return s + fmt.Sprintf(" (%d parameters, %.0f s)", r.Params, r.Seconds)
 }
 
 // Values maps runs to one number each.
@@ -151,6 +168,29 @@ func (e *Experiment) Claim(id int, paper, claim, paperSays string, a, b []float6
 	c := results.Claim{ID: id, Paper: paper, Claim: claim, PaperSay: paperSays, Ours: "difference " + results.FormatSE(diff, se, unit), Verdict: verdict}
 	e.Claims = append(e.Claims, c)
 	figure.ShowMarkdown(fmt.Sprintf("**Claim %d** (%s): %s. Paper: %s. Ours: %s → **%s**.", id, short(paper), claim, paperSays, c.Ours, verdict))
+	return c
+}
+
+// ClaimEach is Claim against several groups at once ("better than A, B and
+// C"): it reproduces when every comparison does, is opposite when every one
+// is, and is inconclusive otherwise. against is in the order to report.
+func (e *Experiment) ClaimEach(id int, paper, claim, paperSays string, a []float64, labels []string, against [][]float64, lowerIsBetter bool, unit string) results.Claim {
+	var parts []string
+	tally := map[string]int{}
+	for i, b := range against {
+		diff, se, verdict := results.Difference(a, b, lowerIsBetter)
+		parts = append(parts, fmt.Sprintf("vs %s %s (%s)", labels[i], results.FormatSE(diff, se, unit), verdict))
+		tally[verdict]++
+	}
+	verdict := results.Inconclusive
+	switch len(against) {
+	case tally[results.Reproduces]:
+		verdict = results.Reproduces
+	case tally[results.Opposite]:
+		verdict = results.Opposite
+	}
+	c := results.Claim{ID: id, Paper: paper, Claim: claim, PaperSay: paperSays, Ours: "differences " + strings.Join(parts, "; "), Verdict: verdict}
+	e.Note(c)
 	return c
 }
 

@@ -35,7 +35,10 @@ import (
 // Run runs one line in the session and returns the results of its commands
 // (compare and retrieval give one per run); what the line prints and draws is
 // shown in the cell as it comes.
-func Run(line string) ([]Result, error) {
+func Run(line string) ([]Result, error) { return run(line, false) }
+
+// run is Run; quiet drops the line's text (its pictures and progress still show).
+func run(line string, quiet bool) ([]Result, error) {
 	client, err := connect()
 	if err != nil {
 		return nil, err
@@ -49,11 +52,11 @@ func Run(line string) ([]Result, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("session server: %s", resp.Status)
 	}
-	return show(resp.Body)
+	return show(resp.Body, quiet)
 }
 
 // show displays a line's events and collects its results.
-func show(stream interface{ Read([]byte) (int, error) }) ([]Result, error) {
+func show(stream interface{ Read([]byte) (int, error) }, quiet bool) ([]Result, error) {
 	var results []Result
 	lives := map[string]*figure.Live{}
 	live := func(run string) *figure.Live {
@@ -86,7 +89,9 @@ func show(stream interface{ Read([]byte) (int, error) }) ([]Result, error) {
 				live(p.Run).Step(p.Step, p.Steps, p.Loss, p.Status)
 			}
 		case e.Text != "":
-			fmt.Print(e.Text)
+			if !quiet {
+				fmt.Print(e.Text)
+			}
 		case e.Figure != nil:
 			f := e.Figure
 			figure.ShowImage(f.PNG, f.SVG, f.Text, f.Caption, f.Width, f.Height)
