@@ -52,8 +52,8 @@ type MaskPicture struct {
 	Config  string   `json:"config"`
 	N       int      `json:"n"`
 	Head    int      `json:"head"`
-	Allowed int64    `json:"allowed_pairs"` // (query, key) pairs in K(i) for this head
-	Rows    []string `json:"rows"`          // the diagram, first query block first
+	Allowed int64    `json:"allowed_pairs"`  // (query, key) pairs in K(i) for this head
+	Rows    []string `json:"rows,omitempty"` // the diagram, first query block first
 	Legend  string   `json:"legend"`
 }
 
@@ -62,6 +62,9 @@ func (m MaskPicture) Text() string {
 	causal := int64(m.N) * int64(m.N+1) / 2
 	fmt.Fprintf(&b, "K(i) of %s, head %d: %d pairs allowed (%.1f%% of the %d causal pairs)\n",
 		m.Config, m.Head, m.Allowed, 100*float64(m.Allowed)/float64(causal), causal)
+	if len(m.Rows) == 0 {
+		return b.String()
+	}
 	label := len(strconv.Itoa(m.N))
 	fmt.Fprintf(&b, "%*s keys 0 → %d\n", label, "", m.N-1)
 	for r, row := range m.Rows {
@@ -99,6 +102,9 @@ func runMask(c *Call) error {
 	pattern := cfg.Pattern()
 	rows, allowed := maskRows(pattern, head, cfg.SeqLen, cols)
 	showMask(c, pattern, head, cfg.SeqLen, cfg.Resolved().String())
+	if c.Events != nil {
+		rows = nil // a notebook shows the picture; the character diagram would repeat it
+	}
 	return c.Emit(MaskPicture{
 		Model: cfg.Model, Config: cfg.Resolved().String(), N: cfg.SeqLen, Head: head,
 		Allowed: allowed, Rows: rows, Legend: maskLegend(pattern),

@@ -151,4 +151,3 @@ func (l *LossLine) End() {
 		fmt.Fprintln(l.out, l.line())
 	}
 }
-

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Executes notebooks headless through the "ecpi (Go)" kernel and saves their outputs in place: the way the
+# committed outputs and notebooks/results/*.json (hence EXPERIMENTS.md) are produced.
+#   scripts/run-notebooks.sh 01-ecp-language-modeling 04-pi-attention-language-modeling   (full mode)
+#   ECPI_QUICK=1 scripts/run-notebooks.sh 00-tour                                            (quick mode)
+# No name: every notebook. Each notebook's time is printed and appended to notebooks/results/times.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+if ! /usr/bin/python3 -m jupyter_client.kernelspecapp list 2>/dev/null | grep -qw ecpi; then
+  echo "run-notebooks: the ecpi kernel is not installed; run \`make kernel\`" >&2
+  exit 1
+fi
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+  for path in notebooks/[0-9]*.ipynb; do names+=("$(basename "$path" .ipynb)"); done
+fi
+mode=full
+[ "${ECPI_QUICK:-}" = 1 ] && mode=quick
+mkdir -p notebooks/results
+for name in "${names[@]}"; do
+  path="notebooks/$name.ipynb"
+  [ -f "$path" ] || { echo "run-notebooks: no notebook $path" >&2; exit 2; }
+  echo "== $name ($mode mode), started $(date +%H:%M)"
+  start=$(date +%s)
+  /usr/bin/python3 - "$path" <<'PY' 2> >(grep -v -E '^[IWE][0-9]{4} |^\s+/root/go/pkg/mod/|^goroutine |^github.com/janpfeifer|^main\.' >&2)
+import sys, nbformat
+from nbclient import NotebookClient
+path = sys.argv[1]
+nb = nbformat.read(path, as_version=4)
+try:
+    NotebookClient(nb, kernel_name="ecpi", timeout=None, allow_errors=False,
+                   resources={"metadata": {"path": "notebooks"}}).execute()
+finally:
+    nbformat.write(nb, path)
+PY
+  seconds=$(( $(date +%s) - start ))
+  echo "== $name: $((seconds / 60)) min $((seconds % 60)) s"
+  echo "$(date -u +%Y-%m-%dT%H:%MZ) $name $mode $seconds s" >> notebooks/results/times.log
+done
