@@ -34,18 +34,25 @@ type AttentionOptions struct {
 
 // AttentionResult is one (variant, length) measurement.
 type AttentionResult struct {
-	Variant string  `json:"variant"`
-	N       int     `json:"n"`
+	Variant   string  `json:"variant"`
+	N         int     `json:"n"`
 	MS        float64 `json:"ms"`         // median forward+backward milliseconds, compiled
 	CompileMS float64 `json:"compile_ms"` // building and compiling the graph, once
 	Runs      int     `json:"runs"`
-	Pairs   int64   `json:"pairs"` // scores per head computed by the block form
-	Ratio   float64 `json:"ratio"` // pairs / n²
-	Backend string  `json:"backend"`
+	Pairs     int64   `json:"pairs"` // scores per head computed by the block form
+	Ratio     float64 `json:"ratio"` // pairs / n²
+	Backend   string  `json:"backend"`
+	// PeakMB is the peak resident memory of a process that measured only
+	// this (variant, n): set by `bench attention memory=true`.
+	PeakMB float64 `json:"peak_mb,omitempty"`
 }
 
 func (r AttentionResult) Text() string {
-	return fmt.Sprintf("%-12s n=%-6d %9.1f ms  (compile %6.0f ms)   pairs/head %11d (%.3f of dense)", r.Variant, r.N, r.MS, r.CompileMS, r.Pairs, r.Ratio)
+	text := fmt.Sprintf("%-12s n=%-6d %9.1f ms  (compile %6.0f ms)   pairs/head %11d (%.3f of dense)", r.Variant, r.N, r.MS, r.CompileMS, r.Pairs, r.Ratio)
+	if r.PeakMB > 0 {
+		text += fmt.Sprintf("   peak %6.0f MB", r.PeakMB)
+	}
+	return text
 }
 
 // PatternConfig is the config whose first-layer pattern the benchmark times for

@@ -1,9 +1,14 @@
 package repl
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 
 	"github.com/ecpi-dev/ecpi/bench"
 	"github.com/ecpi-dev/ecpi/models"
@@ -35,7 +40,10 @@ cover every layer (PerceiverAR and Compressed change length after layer 0).`,
 		Details: `Median of runs= timed executions after one warm-up, on random q, k, v of
 shape [batch, heads, n, head_dim]; the gradient of every input is computed.
 Targets (README): from n=1024 to n=4096 every sparse variant grows at most 5x,
-full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.`,
+full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.
+memory=true measures each (variant, n) in a process of its own and adds that
+process's peak resident memory (what the backend allocated, compiled code and
+runtime included): how memory grows with n, per variant.`,
 		Options: []Option{
 			ListOption("variants", strings.Join(models.BenchmarkFamilies(), ","), "comma-separated model families", models.FamilyNames),
 			IntsOption("n", "1024,2048,4096", "comma-separated sequence lengths", option.AtLeast(1)),
@@ -44,6 +52,7 @@ full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.`,
 			IntOption("head_dim", "32", "width of each head (even: RoPE)", option.AtLeast(2)),
 			IntOption("window", "256", "each family's window: local/π window k, ECP half-segment h, S2 groups 2k, ...", option.AtLeast(1)),
 			IntOption("runs", "5", "timed runs per measurement (median reported)", option.AtLeast(1)),
+			ChoiceOption("memory", "false", "true: each measurement in its own process, with its peak resident memory", "false", "true"),
 			BackendOption,
 		},
 		Run: runBenchAttention,
@@ -184,10 +193,15 @@ func runBenchAttention(c *Call) error {
 	opts.Backend = choice.Backend
 	c.Printf("backend %s (%s)\n", choice.Name, choice.Reason)
 	var results []bench.AttentionResult
-	err = bench.Attention(c.Ctx, opts, choice.Name, func(r bench.AttentionResult) error {
+	emit := func(r bench.AttentionResult) error {
 		results = append(results, r)
 		return c.Emit(r)
-	})
+	}
+	if c.String("memory") == "true" {
+		err = benchAttentionApart(c, lengths, variants, choice.Name, emit)
+	} else {
+		err = bench.Attention(c.Ctx, opts, choice.Name, emit)
+	}
 	if err != nil {
 		return err
 	}
@@ -195,5 +209,54 @@ func runBenchAttention(c *Call) error {
 		c.Printf("%s\n", line)
 	}
 	c.Session.Remember("bench attention", results)
+	return nil
+}
+
+// benchAttentionApart runs `bench attention` once per (variant, n) in a child
+// process of this binary and adds the child's peak resident memory to its
+// result: a process's high-water mark is the one memory figure that covers
+// every allocator (Go's, XLA's), and a fresh process keeps one measurement's
+// memory from hiding in another's freed pages.
+func benchAttentionApart(c *Call, lengths []int, variants []string, backend string, emit func(bench.AttentionResult) error) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("memory=true runs ecpi again: %w", err)
+	}
+	for _, n := range lengths {
+		for _, variant := range variants {
+			args := []string{"bench", "attention", "variants=" + variant, fmt.Sprintf("n=%d", n), "backend=" + backend}
+			for _, name := range []string{"batch", "heads", "head_dim", "window", "runs"} {
+				args = append(args, name+"="+c.String(name))
+			}
+			child := exec.CommandContext(c.Ctx, self, append(args, "--json")...)
+			var stderr bytes.Buffer
+			child.Stderr = &stderr
+			out, err := child.Output()
+			if err != nil {
+				return fmt.Errorf("%s at n=%d: %v: %s", variant, n, err, strings.TrimSpace(stderr.String()))
+			}
+			var r bench.AttentionResult
+			if err := json.Unmarshal(lastJSONLine(out), &r); err != nil {
+				return fmt.Errorf("%s at n=%d: reading the measurement: %w", variant, n, err)
+			}
+			if usage, ok := child.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				r.PeakMB = float64(usage.Maxrss) / 1024 // Linux reports kilobytes
+			}
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lastJSONLine is the last line of out that holds a JSON object.
+func lastJSONLine(out []byte) []byte {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if bytes.HasPrefix(bytes.TrimSpace(lines[i]), []byte("{")) {
+			return lines[i]
+		}
+	}
 	return nil
 }
