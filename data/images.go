@@ -34,6 +34,13 @@ type ImageSet struct {
 // ValidSize is how many training images are held out as the validation split.
 const ValidSize = 5000
 
+// ClassNames names each image set's classes by label.
+var ClassNames = map[string][]string{
+	"mnist":         {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
+	"fashion-mnist": {"T-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"},
+	"cifar10":       {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
+}
+
 // ImageSetNames lists the image sets Prepare and LoadImages accept.
 var ImageSetNames = []string{"mnist", "fashion-mnist", "cifar10"}
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
+	"github.com/ecpi-dev/ecpi/option"
 )
 
 func init() {
@@ -35,6 +36,16 @@ func init() {
 			"add-½ smoothing, counted on the train split. A language model that does not beat the bigram does\n" +
 			"not use its context yet. Computed once per corpus and kept beside it.",
 		Run: runDataBaselines,
+	})
+	Register(&Command{
+		Name:    "data show",
+		Summary: "show a few examples of a corpus, image set or generated task as a model sees them",
+		Args:    "NAME",
+		Details: "Corpora: excerpts of the validation split. Image sets: test images and their labels. shapes:\n" +
+			"image-caption pairs. listops: expressions and their values. assoc: key-value sequences, the\n" +
+			"query and the answer. In a notebook images are pictures; at the prompt, characters.",
+		Options: []Option{IntOption("count", "4", "examples shown (at most 16)", option.AtLeast(1))},
+		Run:     runDataShow,
 	})
 }
 
