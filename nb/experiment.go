@@ -66,21 +66,48 @@ func (r Trained) Acc() float64 {
 	return *r.ValidAcc
 }
 
-// Train runs `train OPTIONS` in the session and returns the run.
-func Train(options string) Trained { return Last[Trained]("train " + options) }
+// Train runs `train OPTIONS` in the session, prints the run on one line and
+// returns it. With reuse=true (the notebooks' default) a run already in the run
+// cache is read, not trained again.
+func Train(options string) Trained {
+	r := trainQuietly(options)
+	fmt.Println(r.summary())
+	return r
+}
 
-// TrainSeeds trains each variant with seeds 1..seeds on shared options and
-// returns the runs by label, each in seed order. With reuse=true among the
-// options (the notebooks' default), runs already in the run cache are read,
-// not trained again.
+// trainQuietly is Train without the summary line (progress and the live plot
+// still show while a run trains).
+func trainQuietly(options string) Trained {
+	results := Must(run("train "+options, true))
+	if len(results) == 0 {
+		Must(0, fmt.Errorf("train %s gave no result", options))
+	}
+	var r Trained
+	Must(0, results[len(results)-1].Decode(&r))
+	return r
+}
+
+// TrainSeeds trains each variant with seeds 1..seeds on shared options,
+// prints each run on one line and returns the runs by label, each in seed
+// order.
 func TrainSeeds(shared string, variants []Variant, seeds int) map[string][]Trained {
+	return trainSeeds(shared, variants, seeds, true)
+}
+
+// Runs is TrainSeeds without the lines: for the cells after the one that
+// trained, which read the same runs back from the run cache.
+func Runs(shared string, variants []Variant, seeds int) map[string][]Trained {
+	return trainSeeds(shared, variants, seeds, false)
+}
+
+func trainSeeds(shared string, variants []Variant, seeds int, verbose bool) map[string][]Trained {
 	out := map[string][]Trained{}
 	for _, v := range variants {
 		for seed := 1; seed <= seeds; seed++ {
-			results := Must(run(fmt.Sprintf("train %s %s seed=%d", shared, v.Options, seed), true))
-			var r Trained
-			Must(0, results[len(results)-1].Decode(&r))
-			fmt.Printf("%-22s seed %d: %s\n", v.Label, seed, r.summary())
+			r := trainQuietly(fmt.Sprintf("%s %s seed=%d", shared, v.Options, seed))
+			if verbose {
+				fmt.Printf("%-22s seed %d: %s\n", v.Label, seed, r.summary())
+			}
 			out[v.Label] = append(out[v.Label], r)
 		}
 	}
@@ -89,7 +116,7 @@ func TrainSeeds(shared string, variants []Variant, seeds int) map[string][]Train
 
 // summary is a run on one line: what it reached, in how long.
 func (r Trained) summary() string {
-	s := fmt.Sprintf("%d steps, train loss %.4f", r.Steps, r.TrainLoss)
+	s := fmt.Sprintf("%s, %d steps, train loss %.4f", r.Model, r.Steps, r.TrainLoss)
 	switch {
 	case r.ValidBPC > 0:
 		s += fmt.Sprintf(", valid %.4f bits/byte", r.ValidBPC)

@@ -41,6 +41,9 @@ var Listing = []Listed{
 	{15, PiPaper, "receptive field O(k·L + π·log L)", "07-receptive-field"},
 	{16, PiPaper, "the skip period π needs no retuning across model sizes", "04-pi-attention-language-modeling"},
 	{17, PiPaper, "the adaptive gate matters (no-gate and mix-fusion ablations)", "04-pi-attention-language-modeling"},
+	// The ECP paper's argument for refining the history in every layer, made
+	// into a task on which PerceiverAR's read-once history must cost it.
+	{18, ECPPaper, "PerceiverAR reads its history once, ECP refines it in every layer: recall of a fact in the history", "05-long-range-tasks"},
 }
 
 // Report is EXPERIMENTS.md: the verdict on every listed claim (those no

@@ -79,18 +79,29 @@ func MeanSE(values []float64) (mean, se float64) {
 	if len(values) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	for _, v := range values {
-		mean += v
+	return average(values), StdDev(values) / math.Sqrt(float64(len(values)))
+}
+
+// StdDev is the sample standard deviation of values (0 for fewer than two):
+// the seed-to-seed noise of one run.
+func StdDev(values []float64) float64 {
+	if len(values) < 2 {
+		return 0
 	}
-	mean /= float64(len(values))
-	if len(values) == 1 {
-		return mean, 0
-	}
+	mean := average(values)
 	var squares float64
 	for _, v := range values {
 		squares += (v - mean) * (v - mean)
 	}
-	return mean, math.Sqrt(squares/float64(len(values)-1)) / math.Sqrt(float64(len(values)))
+	return math.Sqrt(squares / float64(len(values)-1))
+}
+
+func average(values []float64) float64 {
+	var sum float64
+	for _, v := range values {
+		sum += v
+	}
+	return sum / float64(len(values))
 }
 
 // Difference compares a with b: the difference of their means, its standard

@@ -59,3 +59,15 @@ func TestReportListsEveryClaim(t *testing.T) {
 		t.Errorf("report lists fewer than %d claims", len(Listing))
 	}
 }
+
+func TestStdDev(t *testing.T) {
+	if got := StdDev([]float64{2, 4, 4, 4, 5, 5, 7, 9}); math.Abs(got-2.138089935) > 1e-6 {
+		t.Errorf("StdDev = %v, want 2.138 (sample standard deviation)", got)
+	}
+	if got := StdDev([]float64{3}); got != 0 {
+		t.Errorf("StdDev of one value = %v, want 0", got)
+	}
+	if _, se := MeanSE([]float64{1, 3}); math.Abs(se-1) > 1e-12 {
+		t.Errorf("standard error of {1, 3} = %v, want 1", se)
+	}
+}
