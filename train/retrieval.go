@@ -197,9 +197,13 @@ func retrievalRun(ctx context.Context, o Options, distance int, progress func(in
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepareRunDir(); err != nil {
+	if err := checkMemory(s.model.Config, o.Batch, true); err != nil {
 		return nil, err
 	}
+	if err := s.claimNewRun(); err != nil {
+		return nil, err
+	}
+	defer s.dir.release()
 	var step func(Progress)
 	if progress != nil {
 		step = func(p Progress) { progress(distance, p) }

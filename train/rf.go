@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -213,7 +214,14 @@ func widenEmbedding(values map[string]*tensors.Tensor, rows int) (map[string]*te
 
 // ReceptiveField measures the trained model of the checkpoint.
 func (l *Loaded) ReceptiveField(o RFOptions) (*RFResult, error) {
-	values, err := readVariables(l.Dir, l.Manifest)
+	c, err := readCheckpoint(l.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.EqualFunc(c.manifest.Variables, l.Manifest.Variables, sameVariable) {
+		return nil, fmt.Errorf("checkpoint %s changed since it was opened", l.Dir)
+	}
+	values, err := readVariables(c)
 	if err != nil {
 		return nil, err
 	}
