@@ -3,6 +3,7 @@ package repl
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/bench"
@@ -149,9 +150,18 @@ func (r costReport) Text() string {
 	return fmt.Sprintf(`%s at n=%d (%d heads of %d, %d layers)
   scored pairs per head   %12d of %12d dense  ratio %.4f
   pairs inside K(i)       %12d of %12d causal ratio %.4f
-  attention FLOPs, layer 0 %11d   all layers %d (dense: %d)`,
+  attention FLOPs, layer 0 %11s   all layers %s (dense: %s)`,
 		r.Model, r.N, r.Heads, r.HeadDim, r.Layers, r.Pairs, r.DensePairs, r.Ratio,
-		r.CausalPairs, r.CausalDensePairs, r.CausalRatio, r.AttentionFLOPs, r.ModelFLOPs, r.DenseModelFLOPs)
+		r.CausalPairs, r.CausalDensePairs, r.CausalRatio, flops(r.AttentionFLOPs), flops(r.ModelFLOPs), flops(r.DenseModelFLOPs))
+}
+
+// flops writes a FLOP count whole while float64 holds it exactly (below
+// 2^53), then with six significant digits.
+func flops(x float64) string {
+	if x < 1<<53 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
 }
 
 func runCost(c *Call) error {
