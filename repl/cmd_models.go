@@ -9,6 +9,7 @@ import (
 	"github.com/ecpi-dev/ecpi/bench"
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
+	"github.com/ecpi-dev/ecpi/train"
 )
 
 func init() {
@@ -51,11 +52,16 @@ full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.`,
 	})
 }
 
-// modelOptions declares every model option (so session settings flow in).
+// modelOptions declares every model option (so session settings flow in);
+// model= defaults to the default family, as ModelConfig does.
 func modelOptions() []Option {
 	var opts []Option
 	for _, info := range models.AllOptions() {
-		opts = append(opts, fromInfo(info))
+		opt := fromInfo(info)
+		if opt.Name == "model" {
+			opt.Default = models.DefaultFamily()
+		}
+		opts = append(opts, opt)
 	}
 	return opts
 }
@@ -129,6 +135,9 @@ func runModels(c *Call) error {
 	if len(c.Args) == 0 {
 		return c.Emit(familyList(models.Families()))
 	}
+	if len(c.Args) > 1 {
+		return Usagef("models takes one FAMILY (got %s)", strings.Join(c.Args, " "))
+	}
 	f, ok := models.FamilyByName(c.Args[0])
 	if !ok {
 		msg := fmt.Sprintf("unknown model %q", c.Args[0])
@@ -182,8 +191,13 @@ func runBenchAttention(c *Call) error {
 	lengths, variants := opts.Lengths, opts.Variants
 	for _, n := range lengths {
 		for _, v := range variants {
-			if _, err := opts.PatternConfig(v, n); err != nil {
+			cfg, err := opts.PatternConfig(v, n)
+			if err != nil {
 				return Usagef("%v", err)
+			}
+			cfg.Layers, cfg.Vocab = 1, 1 // one attention layer, no vocabulary
+			if err := train.CheckMemory(cfg, opts.Batch, true); err != nil {
+				return fmt.Errorf("%s at n=%d: %w", v, n, err)
 			}
 		}
 	}

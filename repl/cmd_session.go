@@ -213,8 +213,7 @@ func runBackend(c *Call) error {
 		return Usagef("backend takes one NAME: %s", strings.Join(backendNames(c.Session), ", "))
 	}
 	name := c.Args[0]
-	kind, _, _ := strings.Cut(name, ":")
-	if !slices.Contains([]string{"go", "xla", "stablehlo", "hlo", "shlo"}, kind) {
+	if err := checkBackendName(name); err != nil || name == "" {
 		return Usagef("unknown backend %q: use go, xla, xla:cpu, xla:cuda, xla:rocm, xla:tpu or xla:/abs/plugin.so", name)
 	}
 	c.Session.Set(map[string]string{"backend": name})

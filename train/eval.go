@@ -8,19 +8,22 @@ import (
 	"github.com/ecpi-dev/ecpi/xla"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// evaluator holds the compiled evaluation graphs of a model (dropout off).
+// evaluator holds the compiled evaluation graphs of a model (dropout off)
+// and the context that interrupts an evaluation between batches.
 type evaluator struct {
+	ctx        context.Context
 	model      *models.Model
 	lmExec     *model.Exec
 	classExec  *model.Exec
 	answerExec *model.Exec
 }
 
-func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
-	e := &evaluator{model: m}
+func newEvaluator(ctx context.Context, backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
+	e := &evaluator{ctx: ctx, model: m}
 	switch t := t.(type) {
 	case *lmTask:
 		// (tokens [B,n], targets [B,n], weights [B,n-start]) -> per window (Σ weight·nll, Σ weight) [B]
@@ -45,6 +48,14 @@ func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t ta
 		e.answerExec = model.MustNewExec(backend.Backend, store, answerGraph(m))
 	}
 	return e
+}
+
+// run evaluates one batch with exec, unless the evaluation was interrupted.
+func (e *evaluator) run(exec *model.Exec, args ...any) ([]*tensors.Tensor, error) {
+	if err := e.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("evaluation interrupted: %w", err)
+	}
+	return exec.Exec(args...)
 }
 
 func (e *evaluator) finalize() {
@@ -125,7 +136,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if o.Protocol != "" {
 		l.opts.Protocol = o.Protocol
 	}
-	e, err := l.evaluate(split, o.Batches)
+	e, err := l.evaluate(ctx, split, o.Batches)
 	if err != nil {
 		return nil, err
 	}

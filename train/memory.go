@@ -50,10 +50,11 @@ func estimateMemory(cfg models.Config, batch int, training bool) memoryNeed {
 	return memoryNeed{weights: paramBytes * params, activations: activations}
 }
 
-// checkMemory refuses a model the machine cannot hold, before anything is
+// CheckMemory refuses a model the machine cannot hold, before anything is
 // allocated: one line with the estimate and the option to lower, instead of
-// the Go runtime's fatal out-of-memory error.
-func checkMemory(cfg models.Config, batch int, training bool) error {
+// the Go runtime's fatal out-of-memory error. training counts gradients,
+// optimizer state and every layer's activations; evaluation one layer's.
+func CheckMemory(cfg models.Config, batch int, training bool) error {
 	available, ok := availableMemory()
 	if !ok {
 		return nil

@@ -60,12 +60,12 @@ func TestMemoryRefusedBeforeBuilding(t *testing.T) {
 		{models.DefaultConfig("ecp"), 1000000000, "lower batch=1000000000"},
 		{full, 1, "lower n=1073741824"},
 	} {
-		err := checkMemory(c.cfg, c.batch, true)
+		err := CheckMemory(c.cfg, c.batch, true)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "B of memory") {
 			t.Errorf("%s batch=%d: %v, want a refusal saying %q", c.cfg.Model, c.batch, err, c.want)
 		}
 	}
-	if err := checkMemory(models.DefaultConfig("ecp"), 8, true); err != nil {
+	if err := CheckMemory(models.DefaultConfig("ecp"), 8, true); err != nil {
 		t.Errorf("the default model: %v", err)
 	}
 }

@@ -29,7 +29,7 @@ func Open(path, backend string) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
-	if err := checkMemory(s.model.Config, o.Batch, false); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, false); err != nil {
 		return nil, err
 	}
 	if err := s.load(c); err != nil {

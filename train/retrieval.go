@@ -95,7 +95,7 @@ func (t *retrievalTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	var sumNLL, answerTokens, correct, count float64
 	for _, b := range all {
 		inputs, targets, weights := answerBatch(b, t.n)
-		outs, err := r.answerExec.Exec(
+		outs, err := r.run(r.answerExec,
 			tensors.FromFlatDataAndDimensions(inputs, b.Batch, t.n),
 			tensors.FromFlatDataAndDimensions(targets, b.Batch, t.n),
 			tensors.FromFlatDataAndDimensions(weights, b.Batch, t.n))
@@ -197,7 +197,7 @@ func retrievalRun(ctx context.Context, o Options, distance int, progress func(in
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMemory(s.model.Config, o.Batch, true); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, true); err != nil {
 		return nil, err
 	}
 	if err := s.claimNewRun(); err != nil {
@@ -212,7 +212,7 @@ func retrievalRun(ctx context.Context, o Options, distance int, progress func(in
 	if err != nil {
 		return nil, err
 	}
-	test, err := s.evaluate("test", 0)
+	test, err := s.evaluate(ctx, "test", 0)
 	if err != nil {
 		return nil, err
 	}

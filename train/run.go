@@ -137,7 +137,7 @@ func Run(ctx context.Context, o Options, progress func(Progress)) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMemory(s.model.Config, o.Batch, true); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, true); err != nil {
 		return nil, err
 	}
 	if err := s.claimNewRun(); err != nil {
@@ -173,7 +173,7 @@ func Resume(ctx context.Context, path string, overrides map[string]string, progr
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMemory(s.model.Config, o.Batch, true); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, true); err != nil {
 		return nil, err
 	}
 	if err := s.load(c); err != nil {
@@ -331,19 +331,33 @@ func buildTask(o Options, kind string, saved *Manifest) (models.Config, task, er
 // claimNewRun locks the folder of a new run: run= (refused when it holds
 // checkpoints) or a new $ECPI_HOME/runs/<model>-<data>-<time>.
 func (s *session) claimNewRun() error {
-	var err error
 	if s.opts.RunDir == "" {
 		name := fmt.Sprintf("%s-%s-%s", s.model.Config.Model, s.opts.Data, time.Now().Format("20060102-150405"))
-		s.dir, err = claimNewRunDir(filepath.Join(s.opts.Home, "runs", name))
-	} else {
-		s.dir, err = claimRunDir(s.opts.RunDir)
+		var err error
+		if s.dir, err = claimNewRunDir(filepath.Join(s.opts.Home, "runs", name)); err != nil {
+			return err
+		}
+		s.opts.RunDir = s.dir.path
+		return nil
 	}
-	if err != nil {
+	// Checked before the lock, so a refused run leaves the folder untouched,
+	// and again once it is held.
+	if err := s.refuseSavedRun(); err != nil {
 		return err
 	}
-	s.opts.RunDir = s.dir.path
-	if existing, _ := Checkpoints(s.opts.RunDir); len(existing) > 0 {
+	var err error
+	if s.dir, err = claimRunDir(s.opts.RunDir); err != nil {
+		return err
+	}
+	if err := s.refuseSavedRun(); err != nil {
 		s.dir.release()
+		return err
+	}
+	return nil
+}
+
+func (s *session) refuseSavedRun() error {
+	if existing, _ := Checkpoints(s.opts.RunDir); len(existing) > 0 {
 		return fmt.Errorf("run folder %s already has checkpoints: continue it with `ecpi resume run=%s` or choose another run=", s.opts.RunDir, s.opts.RunDir)
 	}
 	return nil
@@ -473,7 +487,10 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 			p.TokensPerS = tokensPerStep * float64(timedSteps) / trainTime.Seconds()
 		}
 		if s.step == o.Steps || (o.EvalEvery > 0 && s.step%o.EvalEvery == 0) {
-			if p.Eval, err = s.evaluate("valid", o.EvalBatches); err != nil {
+			if p.Eval, err = s.evaluate(ctx, "valid", o.EvalBatches); ctx.Err() != nil {
+				interrupted = true // the step stands; its evaluation does not
+				break
+			} else if err != nil {
 				return nil, err
 			}
 			s.lastEval = p.Eval
@@ -506,8 +523,8 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 // model.Exec of GoMLX v0.28.16 that has run once keeps seeing the variable
 // values of that first run on the Go backend, even after the trainer has
 // updated them (TestEvaluationSeesTraining guards this).
-func (s *session) evaluate(split string, batches int) (*Eval, error) {
-	e := newEvaluator(s.backend, s.store, s.model, s.task)
+func (s *session) evaluate(ctx context.Context, split string, batches int) (*Eval, error) {
+	e := newEvaluator(ctx, s.backend, s.store, s.model, s.task)
 	defer e.finalize()
 	return s.task.evaluate(e, evalSpec{split: split, batches: batches, protocol: s.opts.Protocol})
 }

@@ -130,7 +130,7 @@ func TestEvaluationSeesTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := s.evaluate("valid", 1)
+	before, err := s.evaluate(context.Background(), "valid", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestEvaluationSeesTraining(t *testing.T) {
 		}
 		s.step++
 	}
-	after, err := s.evaluate("valid", 1)
+	after, err := s.evaluate(context.Background(), "valid", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,12 +158,12 @@ func TestAuthorsProtocol(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ours, err := s.evaluate("valid", 2)
+		ours, err := s.evaluate(context.Background(), "valid", 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.opts.Protocol = ProtocolAuthors
-		authors, err := s.evaluate("valid", 2)
+		authors, err := s.evaluate(context.Background(), "valid", 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -180,10 +180,16 @@ func openPlugin(p Plugin, options string) (*Choice, error) {
 }
 
 func openGo(config string) (*Choice, error) {
-	// The Go backend announces its parallelism with fmt.Printf; on stdout that would corrupt the
-	// one JSON object `--json` commands print, so it goes to stderr.
+	// The Go backend announces its parallelism with fmt.Printf: on stdout that would corrupt the
+	// one JSON object `--json` commands print, on stderr it would stand beside an error's one
+	// line. The choice is reported by doctor instead.
+	quiet, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer quiet.Close()
 	stdout := os.Stdout
-	os.Stdout = os.Stderr
+	os.Stdout = quiet
 	backend, err := compute.NewWithConfig(config)
 	os.Stdout = stdout
 	if err != nil {
