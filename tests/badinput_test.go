@@ -45,10 +45,7 @@ type badFixture struct {
 }
 
 func newBadFixture(t *testing.T) *badFixture {
-	f := &badFixture{home: t.TempDir(), work: t.TempDir()}
-	if err := data.Prepare(f.home, "opticks", io.Discard); err != nil {
-		t.Fatal(err)
-	}
+	f := &badFixture{home: preparedHome(t), work: t.TempDir()}
 	f.run = filepath.Join(f.home, "runs", "tiny")
 	cmd := ecpiCommand(t, f.home, "train", "model=ecp", "n=32", "dim=16", "heads=2", "layers=2", "segment=8", "data=opticks",
 		"steps=2", "batch=2", "eval_every=0", "eval_batches=1", "run="+f.run)
@@ -71,6 +68,17 @@ func newBadFixture(t *testing.T) *badFixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// preparedHome is a new ECPI_HOME with the opticks corpus (it ships with the
+// Go toolchain: no network).
+func preparedHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := data.Prepare(home, "opticks", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	return home
 }
 
 func copyTree(t *testing.T, from, to string) {
