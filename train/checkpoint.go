@@ -262,17 +262,23 @@ func readCheckpoint(path string) (*checkpointFiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	corrupt := func(format string, args ...any) error {
-		return fmt.Errorf("checkpoint %s is corrupt: %s", dir, fmt.Sprintf(format, args...))
-	}
 	files := map[string][]byte{}
 	for _, name := range []string{manifestFile, variablesFile, sumsFile} {
 		if files[name], err = os.ReadFile(filepath.Join(dir, name)); err != nil {
 			if errors.Is(err, fs.ErrNotExist) && name == sumsFile {
 				return nil, fmt.Errorf("checkpoint %s has no %s: an older ecpi saved it without protecting its manifest, or a file was removed; train it again", dir, sumsFile)
 			}
-			return nil, corrupt("%v", err)
+			return nil, fmt.Errorf("checkpoint %s is corrupt: %w", dir, err)
 		}
+	}
+	return verifyCheckpoint(dir, files)
+}
+
+// verifyCheckpoint checks a checkpoint's files (by name) against SHA256SUMS
+// and the manifest against its rules.
+func verifyCheckpoint(dir string, files map[string][]byte) (*checkpointFiles, error) {
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("checkpoint %s is corrupt: %s", dir, fmt.Sprintf(format, args...))
 	}
 	sums, err := parseSums(files[sumsFile])
 	if err != nil {

@@ -22,7 +22,7 @@ var (
 
 // home prepares the opticks corpus (it ships with the Go toolchain, no
 // network) in a temporary ECPI_HOME shared by the package's tests.
-func home(t *testing.T) string {
+func home(t testing.TB) string {
 	t.Helper()
 	homeOnce.Do(func() {
 		testHome, homeErr = os.MkdirTemp("", "ecpi-train-test")
