@@ -11,11 +11,15 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"time"
 
 	"github.com/ecpi-dev/ecpi/repl"
 )
 
 func main() {
+	if code, ok := supervise(os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -50,19 +54,24 @@ func run(args []string) int {
 
 // interruptible is the context of one command or script: the first Ctrl-C
 // cancels it (a training run saves a checkpoint and stops, loops end at
-// their next step), a second one ends the process at once, exit 2.
+// their next step), a second one ends the process at once, exit 2. A
+// terminal's Ctrl-C reaches this process twice when it runs under supervise
+// (directly, and passed on): Ctrl-Cs within sameCtrlC count as one.
 func interruptible() (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	signals := make(chan os.Signal, 2)
+	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, os.Interrupt)
 	go func() {
 		if _, ok := <-signals; !ok {
 			return
 		}
+		first := time.Now()
 		cancel()
-		if _, ok := <-signals; ok {
-			fmt.Fprintln(os.Stderr, "ecpi: interrupted twice: stopped at once")
-			os.Exit(2)
+		for range signals {
+			if time.Since(first) > sameCtrlC {
+				fmt.Fprintln(os.Stderr, "ecpi: interrupted twice: stopped at once")
+				os.Exit(2)
+			}
 		}
 	}()
 	return ctx, func() {
@@ -71,6 +80,9 @@ func interruptible() (context.Context, func()) {
 		cancel()
 	}
 }
+
+// sameCtrlC is how close two Ctrl-Cs must be to be one.
+const sameCtrlC = 250 * time.Millisecond
 
 func runScriptFile(ctx context.Context, session *repl.Session, args []string) error {
 	keepGoing := false
