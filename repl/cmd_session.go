@@ -121,7 +121,6 @@ type ModelChoice struct {
 
 func (m ModelChoice) Text() string {
 	cfg, _ := models.ParseConfig(m.Typed)
-	// ScoredPairs, not CostOf: CostOf also counts K(i) pair by pair, which is slow for long n.
 	pairs, dense := cfg.Pattern().ScoredPairs(cfg.SeqLen), int64(cfg.SeqLen)*int64(cfg.SeqLen)
 	return fmt.Sprintf("model %s\n  %s\n  first-layer attention scores per head: %d of %d dense (%.1f%%)",
 		m.Model, cfg.Resolved().String(), pairs, dense, 100*float64(pairs)/float64(dense))
