@@ -31,6 +31,10 @@ type Config struct {
 // DefaultSeqLen is n when neither the user nor the data sets it.
 const DefaultSeqLen = 512
 
+// MaxSeqLen bounds n: positions are int32 in the graphs, and every pair count
+// of every family (up to a few n² per head) stays well inside int64.
+const MaxSeqLen = 1 << 30
+
 // DefaultFamily is the family commands use when none is named.
 func DefaultFamily() string {
 	for _, f := range registry {
@@ -59,7 +63,7 @@ type OptionInfo = option.Info
 var commonOptions = option.Table[Config]{
 	option.Text("model", "model family (`ecpi models` lists them)", func(c *Config) *string { return &c.Model }, option.NotEmpty()),
 	option.Int("vocab", "vocabulary size (set from the tokenizer when training)", func(c *Config) *int { return &c.Vocab }, option.AtLeast(1)),
-	option.Int("n", fmt.Sprintf("sequence length n (0: the data's own length; %d for text)", DefaultSeqLen), func(c *Config) *int { return &c.SeqLen }, option.AtLeast(0)),
+	option.Int("n", fmt.Sprintf("sequence length n (0: the data's own length; %d for text)", DefaultSeqLen), func(c *Config) *int { return &c.SeqLen }, option.AtLeast(0), option.AtMost(MaxSeqLen)),
 	option.Int("dim", "model width d", func(c *Config) *int { return &c.Dim }, option.AtLeast(1)),
 	option.Int("heads", "attention heads H (d must divide by H)", func(c *Config) *int { return &c.Heads }, option.AtLeast(1)),
 	option.Int("layers", "layers L", func(c *Config) *int { return &c.Layers }, option.AtLeast(1)),

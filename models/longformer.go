@@ -72,25 +72,25 @@ func (l Longformer) spec() blockSpec {
 // ScoredPairs averages over heads the window's scores in each head's strided
 // view, plus the global blocks.
 func (l Longformer) ScoredPairs(n int) int64 {
-	var window int64
+	var window exactMean
 	for _, d := range l.Dilations {
-		window += int64(d) * l.spec().scoredPairs(ceilDiv(n, d))
+		window.add(int64(d)*l.spec().scoredPairs(ceilDiv(n, d)), 1)
 	}
 	global := int64(l.Global) * int64(n)
 	if !l.Causal {
 		global *= 2
 	}
-	return window/int64(len(l.Dilations)) + global
+	return window.mean() + global
 }
 
 // AllowedPairs counts, per head, the window's keys and the global keys (and,
 // both ways, the global queries' keys) outside the window, averaged over heads.
 func (l Longformer) AllowedPairs(heads, n int) int64 {
-	var total int64
+	var total exactMean
 	for head := range l.Dilations {
-		total += l.allowedInHead(head, n)
+		total.add(l.allowedInHead(head, n), 1)
 	}
-	return total / int64(len(l.Dilations))
+	return total.mean()
 }
 
 func (l Longformer) allowedInHead(head, n int) int64 {

@@ -99,19 +99,26 @@ func (p Pi) AllowedPairs(heads, n int) int64 {
 	}
 	var skips int64
 	for head := range heads {
-		for m := 1; m <= p.Skips; m++ {
-			distances := []int{p.Phase(head) + m*p.SkipPeriod}
-			if !p.Causal {
-				distances = append(distances, m*p.SkipPeriod-p.Phase(head))
-			}
-			for _, d := range distances {
-				if d > p.Window && d < n {
-					skips += int64(n - d)
-				}
-			}
+		skips += p.skipPairs(n, p.Phase(head))
+		if !p.Causal {
+			skips += p.skipPairs(n, -p.Phase(head))
 		}
 	}
 	return p.local().AllowedPairs(1, n) + skips/int64(heads)
+}
+
+// skipPairs is Σ (n - d) over the skip distances d = offset + m·π, m = 1..M,
+// that lie beyond the window and inside the sequence (W < d < n): an
+// arithmetic series, so it answers at once for any n and M.
+func (p Pi) skipPairs(n, offset int) int64 {
+	first := max(1, (p.Window-offset)/p.SkipPeriod+1) // the smallest m with d > W
+	last := min(p.Skips, (n-1-offset)/p.SkipPeriod)   // the largest m with d < n
+	if n-1-offset < 0 || last < first {
+		return 0
+	}
+	count := int64(last - first + 1)
+	sumM := (int64(first) + int64(last)) * count / 2
+	return count*int64(n-offset) - int64(p.SkipPeriod)*sumM
 }
 
 // Attend is π-Attention without a learned gate (α = 1/2 for every token and

@@ -47,17 +47,24 @@ func (s S2) shiftedSpec() blockSpec { return blockSpec{size: s.Group, shift: s.G
 
 // ScoredPairs counts per head, averaged over the two kinds of heads.
 func (s S2) ScoredPairs(n int) int64 {
-	plainHeads := int64(s.Heads / 2)
-	total := plainHeads*s.plainSpec().scoredPairs(n) + (int64(s.Heads)-plainHeads)*s.shiftedSpec().scoredPairs(n)
-	return total / int64(s.Heads)
+	return s.overHeads(s.plainSpec().scoredPairs(n), s.shiftedSpec().scoredPairs(n))
 }
 
 // AllowedPairs: causal pairs within each group, averaged over the two kinds of heads.
 func (s S2) AllowedPairs(heads, n int) int64 {
 	plain := groupPairs(n, s.Group, 0)
 	shifted := groupPairs(n, s.Group, s.Group/2)
+	return s.overHeads(plain, shifted)
+}
+
+// overHeads averages a count of the plain heads (the first half) and one of
+// the shifted heads over all heads.
+func (s S2) overHeads(plain, shifted int64) int64 {
+	var m exactMean
 	plainHeads := int64(s.Heads / 2)
-	return (plainHeads*plain + (int64(s.Heads)-plainHeads)*shifted) / int64(s.Heads)
+	m.add(plain, plainHeads)
+	m.add(shifted, int64(s.Heads)-plainHeads)
+	return m.mean()
 }
 
 // groupPairs counts the causal pairs inside groups of `size` positions that

@@ -137,6 +137,11 @@ func AtLeast[T Number](min T) Rule[T] {
 	return Rule[T]{func(v T) bool { return v >= min }, fmt.Sprintf("must be at least %v", min)}
 }
 
+// AtMost: value <= max.
+func AtMost[T Number](max T) Rule[T] {
+	return Rule[T]{func(v T) bool { return v <= max }, fmt.Sprintf("must be at most %v", max)}
+}
+
 // Positive: value > 0.
 func Positive[T Number]() Rule[T] {
 	return Rule[T]{func(v T) bool { return v > 0 }, "must be positive"}
@@ -314,4 +319,3 @@ func Ints[S any](name, help string, field func(*S) *[]int, rules ...Rule[int]) F
 			return strings.Join(parts, ",")
 		})
 }
-

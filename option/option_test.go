@@ -15,7 +15,7 @@ type sample struct {
 }
 
 var table = Table[sample]{
-	Int("steps", "steps", func(s *sample) *int { return &s.Steps }, AtLeast(1)),
+	Int("steps", "steps", func(s *sample) *int { return &s.Steps }, AtLeast(1), AtMost(100)),
 	Float("lr", "learning rate", func(s *sample) *float64 { return &s.LR }, Positive[float64]()),
 	Choice("kind", "kind", []string{"a", "b"}, func(s *sample) *string { return &s.Kind }),
 	Bool("on", "switch", func(s *sample) *bool { return &s.On }),
@@ -29,6 +29,7 @@ func TestEveryValueIsCheckedWhereItIsSet(t *testing.T) {
 	bad := map[string]string{
 		"steps=abc": `option steps="abc" must be an integer`,
 		"steps=0":   "option steps=0 must be at least 1",
+		"steps=101": "option steps=101 must be at most 100",
 		"lr=nan":    `option lr="nan" must be a finite number`,
 		"lr=-inf":   `option lr="-inf" must be a finite number`,
 		"lr=0":      "option lr=0 must be positive",

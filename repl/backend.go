@@ -1,6 +1,10 @@
 package repl
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/ecpi-dev/ecpi/train"
 	"github.com/ecpi-dev/ecpi/xla"
 )
@@ -16,6 +20,18 @@ var BackendOption = Option{
 		}
 		return append(names, "xla:cuda", "xla:tpu")
 	},
+	Check: checkBackendName,
+}
+
+// checkBackendName accepts what could name a backend: go, xla, xla:cpu,
+// xla:/abs/plugin.so, ... ("" is automatic). Whether it opens is known only
+// when a command opens it.
+func checkBackendName(name string) error {
+	kind, _, _ := strings.Cut(name, ":")
+	if name != "" && !slices.Contains([]string{"go", "xla", "stablehlo", "hlo", "shlo"}, kind) {
+		return fmt.Errorf("unknown backend %q: use go, xla, xla:cpu, xla:cuda, xla:rocm, xla:tpu or xla:/abs/plugin.so", name)
+	}
+	return nil
 }
 
 // OpenBackend returns the backend the call's `backend=` option names (typed,

@@ -17,10 +17,8 @@ func init() {
 			"XLA PJRT plugin, else one it can install, else the pure-Go backend. install=cpu|cuda|rocm|tpu installs\n" +
 			"that platform's plugin first (cpu: the pinned PyPI wheel into $ECPI_HOME/xla).",
 		Options: []Option{
-			{Name: "backend", Help: "go, xla, xla:cpu, xla:cuda, xla:rocm, xla:tpu or xla:/abs/plugin.so (empty: automatic)", Values: backendNames},
-			{Name: "install", Help: "install a PJRT plugin first: cpu, cuda, rocm or tpu", Values: func(*Session) []string {
-				return []string{"cpu", "cuda", "rocm", "tpu"}
-			}},
+			{Name: "backend", Help: "go, xla, xla:cpu, xla:cuda, xla:rocm, xla:tpu or xla:/abs/plugin.so (empty: automatic)", Values: backendNames, Check: checkBackendName},
+			ChoiceOption("install", "", "install a PJRT plugin first: cpu, cuda, rocm or tpu", "cpu", "cuda", "rocm", "tpu"),
 		},
 		Run: runDoctor,
 	})

@@ -18,6 +18,10 @@ func runHelp(c *Call) error {
 	if len(c.Args) > 0 {
 		name := strings.Join(c.Args, " ")
 		cmd, ok := Lookup(name)
+		if !ok && len(c.Args) == 1 && len(subcommands(name)) > 0 {
+			_, err := fmt.Fprint(c.Out, GroupHelp(name))
+			return err
+		}
 		if !ok {
 			_, _, err := matchCommand(c.Args)
 			if err != nil {

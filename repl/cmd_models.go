@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/ecpi-dev/ecpi/bench"
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
+	"github.com/ecpi-dev/ecpi/train"
 )
 
 func init() {
@@ -59,11 +61,16 @@ runtime included): how memory grows with n, per variant.`,
 	})
 }
 
-// modelOptions declares every model option (so session settings flow in).
+// modelOptions declares every model option (so session settings flow in);
+// model= defaults to the default family, as ModelConfig does.
 func modelOptions() []Option {
 	var opts []Option
 	for _, info := range models.AllOptions() {
-		opts = append(opts, fromInfo(info))
+		opt := fromInfo(info)
+		if opt.Name == "model" {
+			opt.Default = models.DefaultFamily()
+		}
+		opts = append(opts, opt)
 	}
 	return opts
 }
@@ -137,6 +144,9 @@ func runModels(c *Call) error {
 	if len(c.Args) == 0 {
 		return c.Emit(familyList(models.Families()))
 	}
+	if len(c.Args) > 1 {
+		return Usagef("models takes one FAMILY (got %s)", strings.Join(c.Args, " "))
+	}
 	f, ok := models.FamilyByName(c.Args[0])
 	if !ok {
 		msg := fmt.Sprintf("unknown model %q", c.Args[0])
@@ -158,9 +168,18 @@ func (r costReport) Text() string {
 	return fmt.Sprintf(`%s at n=%d (%d heads of %d, %d layers)
   scored pairs per head   %12d of %12d dense  ratio %.4f
   pairs inside K(i)       %12d of %12d causal ratio %.4f
-  attention FLOPs, layer 0 %11d   all layers %d (dense: %d)`,
+  attention FLOPs, layer 0 %11s   all layers %s (dense: %s)`,
 		r.Model, r.N, r.Heads, r.HeadDim, r.Layers, r.Pairs, r.DensePairs, r.Ratio,
-		r.CausalPairs, r.CausalDensePairs, r.CausalRatio, r.AttentionFLOPs, r.ModelFLOPs, r.DenseModelFLOPs)
+		r.CausalPairs, r.CausalDensePairs, r.CausalRatio, flops(r.AttentionFLOPs), flops(r.ModelFLOPs), flops(r.DenseModelFLOPs))
+}
+
+// flops writes a FLOP count whole while float64 holds it exactly (below
+// 2^53), then with six significant digits.
+func flops(x float64) string {
+	if x < 1<<53 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
 }
 
 func runCost(c *Call) error {
@@ -181,8 +200,13 @@ func runBenchAttention(c *Call) error {
 	lengths, variants := opts.Lengths, opts.Variants
 	for _, n := range lengths {
 		for _, v := range variants {
-			if _, err := opts.PatternConfig(v, n); err != nil {
+			cfg, err := opts.PatternConfig(v, n)
+			if err != nil {
 				return Usagef("%v", err)
+			}
+			cfg.Layers, cfg.Vocab = 1, 1 // one attention layer, no vocabulary
+			if err := train.CheckMemory(cfg, opts.Batch, true); err != nil {
+				return fmt.Errorf("%s at n=%d: %w", v, n, err)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -100,7 +101,10 @@ func runMask(c *Call) error {
 		return Usagef("option width=%d leaves no room for the diagram", width)
 	}
 	pattern := cfg.Pattern()
-	rows, allowed := maskRows(pattern, head, cfg.SeqLen, cols)
+	rows, allowed, err := maskRows(c.Ctx, pattern, head, cfg.SeqLen, cols)
+	if err != nil {
+		return err
+	}
 	showMask(c, pattern, head, cfg.SeqLen, cfg.Resolved().String())
 	if c.Events != nil {
 		rows = nil // a notebook shows the picture; the character diagram would repeat it
@@ -113,8 +117,10 @@ func runMask(c *Call) error {
 
 // maskRows draws K(i) for one head on a grid of cols columns and about
 // cols/2 rows (a terminal cell is twice as tall as wide, so the square stays
-// square). It returns the rows and the number of allowed pairs.
-func maskRows(p models.Pattern, head, n, cols int) ([]string, int64) {
+// square). It returns the rows and the number of allowed pairs. K(i) is
+// asked of every pair, which takes a minute for some patterns at the
+// largest n: cancelling ctx stops it between queries.
+func maskRows(ctx context.Context, p models.Pattern, head, n, cols int) ([]string, int64, error) {
 	rows := max(1, min(n, cols/2))
 	skips, hasSkips := p.(models.SkipKeys)
 	local := make([][]int, rows)
@@ -124,6 +130,9 @@ func maskRows(p models.Pattern, head, n, cols int) ([]string, int64) {
 	}
 	var allowed int64
 	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, fmt.Errorf("mask interrupted at query %d of %d", i, n)
+		}
 		r := i * rows / n
 		for j := range n {
 			if !p.Allows(head, i, j) {
@@ -147,7 +156,7 @@ func maskRows(p models.Pattern, head, n, cols int) ([]string, int64) {
 		}
 		out[r] = b.String()
 	}
-	return out, allowed
+	return out, allowed, nil
 }
 
 func cellGlyph(local, skip, pairs int) rune {

@@ -16,7 +16,7 @@ import (
 func TestMaskRowsShadeByShareOfAllowedPairs(t *testing.T) {
 	// Full causal, n=8 on 8 columns: 4 rows of 2 queries. Row 0 holds queries
 	// 0 and 1: key 0 is allowed for both, key 1 for query 1 only.
-	rows, allowed := maskRows(models.Full{Causal: true}, 0, 8, 8)
+	rows, allowed, _ := maskRows(context.Background(), models.Full{Causal: true}, 0, 8, 8)
 	want := []string{"█▒      ", "███▒    ", "█████▒  ", "███████▒"}
 	if strings.Join(rows, "|") != strings.Join(want, "|") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
@@ -38,7 +38,7 @@ func TestMaskCountsMatchThePattern(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := cfg.Pattern()
-		_, allowed := maskRows(p, 0, cfg.SeqLen, 64)
+		_, allowed, _ := maskRows(context.Background(), p, 0, cfg.SeqLen, 64)
 		if p.PerHead() {
 			continue // AllowedPairs averages over heads
 		}

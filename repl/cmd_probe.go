@@ -30,14 +30,14 @@ func init() {
 		Name:    "probe attention",
 		Summary: "attention weights of a trained model on a text, per layer and head (summary; --json: full maps)",
 		Args:    "[TEXT]",
-		Options: []Option{checkpointOption, {Name: "model", Help: "refuse the checkpoint unless it is of this family"}, BackendOption},
+		Options: []Option{checkpointOption, refuseOtherFamily, BackendOption},
 		Run:     runProbeAttention,
 	})
 	Register(&Command{
 		Name:    "probe gate",
 		Summary: "π-Attention gate statistics: mean α per head and attention mass on skip keys",
 		Args:    "[TEXT]",
-		Options: []Option{checkpointOption, {Name: "model", Help: "refuse the checkpoint unless it is of this family"}, BackendOption},
+		Options: []Option{checkpointOption, refuseOtherFamily, BackendOption},
 		Run:     runProbeGate,
 	})
 }
@@ -58,7 +58,7 @@ func runRF(c *Call) error {
 		if err != nil {
 			return err
 		}
-		r, err = l.ReceptiveField(o)
+		r, err = l.ReceptiveField(c.Ctx, o)
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func runRF(c *Call) error {
 		if err != nil {
 			return err
 		}
-		if r, err = train.ReceptiveField(cfg, nil, backend, o); err != nil {
+		if r, err = train.ReceptiveField(c.Ctx, cfg, nil, backend, o); err != nil {
 			return err
 		}
 	}

@@ -39,7 +39,10 @@ func runRetrieval(c *Call) error {
 	if err != nil {
 		return Usagef("%v", err)
 	}
-	values := compareValues(c, c.String("model"))
+	values, err := runValues(c)
+	if err != nil {
+		return err
+	}
 	delete(values, "distances")
 	o, err := train.ParseOptions(values)
 	if err != nil {

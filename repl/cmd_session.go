@@ -121,7 +121,6 @@ type ModelChoice struct {
 
 func (m ModelChoice) Text() string {
 	cfg, _ := models.ParseConfig(m.Typed)
-	// ScoredPairs, not CostOf: CostOf also counts K(i) pair by pair, which is slow for long n.
 	pairs, dense := cfg.Pattern().ScoredPairs(cfg.SeqLen), int64(cfg.SeqLen)*int64(cfg.SeqLen)
 	return fmt.Sprintf("model %s\n  %s\n  first-layer attention scores per head: %d of %d dense (%.1f%%)",
 		m.Model, cfg.Resolved().String(), pairs, dense, 100*float64(pairs)/float64(dense))
@@ -213,8 +212,7 @@ func runBackend(c *Call) error {
 		return Usagef("backend takes one NAME: %s", strings.Join(backendNames(c.Session), ", "))
 	}
 	name := c.Args[0]
-	kind, _, _ := strings.Cut(name, ":")
-	if !slices.Contains([]string{"go", "xla", "stablehlo", "hlo", "shlo"}, kind) {
+	if err := checkBackendName(name); err != nil || name == "" {
 		return Usagef("unknown backend %q: use go, xla, xla:cpu, xla:cuda, xla:rocm, xla:tpu or xla:/abs/plugin.so", name)
 	}
 	c.Session.Set(map[string]string{"backend": name})

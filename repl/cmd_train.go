@@ -1,9 +1,7 @@
 package repl
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -49,7 +47,7 @@ func init() {
 			IntOption("eval_every", "", "evaluate and checkpoint every this many steps", option.AtLeast(0)),
 			IntOption("eval_batches", "", "validation batches per evaluation (0: all)", option.AtLeast(0)),
 			IntOption("keep", "", "checkpoints kept", option.AtLeast(1)),
-			{Name: "model", Help: "refuse the checkpoint unless it is of this family"},
+			refuseOtherFamily,
 			BackendOption,
 		},
 		Run: runResume,
@@ -62,7 +60,7 @@ func init() {
 			ChoiceOption("split", "valid", "valid or test", "valid", "test"),
 			IntOption("eval_batches", "0", "batches to evaluate (0: the whole split)", option.AtLeast(0)),
 			ChoiceOption("protocol", "", "language models: ecpi scores every target once, authors as the ECP paper (default: the run's)", train.Protocols...),
-			{Name: "model", Help: "refuse the checkpoint unless it is of this family"},
+			refuseOtherFamily,
 			BackendOption,
 		},
 		Run: runEval,
@@ -77,7 +75,7 @@ func init() {
 			FloatOption("temperature", "0.8", "softmax temperature (0: greedy)", option.AtLeast(0.0)),
 			IntOption("top_k", "40", "sample among the k most likely tokens (0: all)", option.AtLeast(0)),
 			IntOption("seed", "1", "sampling seed", option.AtLeast(0)),
-			{Name: "model", Help: "refuse the checkpoint unless it is of this family"},
+			refuseOtherFamily,
 			BackendOption,
 		},
 		Run: runSample,
@@ -89,7 +87,14 @@ func init() {
 			ChoiceOption("model", models.DefaultFamily(), "model family of the fixed small model", models.FamilyNames()...),
 			ChoiceOption("size", "small", "small: n=256, d=64, 2 layers; large: n=1024, d=256, 4 layers (4 heads, batch 8 both)", train.BenchSizes...),
 			IntOption("steps", "10", "timed steps per backend (after one compiling step)", option.AtLeast(1)),
-			{Name: "backends", Help: "comma-separated backends (default: every available one)"},
+			{Name: "backends", Help: "comma-separated backends (default: every available one)", Check: func(v string) error {
+				for _, name := range strings.Split(v, ",") {
+					if err := checkBackendName(strings.TrimSpace(name)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
 		},
 		Run: runBenchTrain,
 	})
@@ -127,6 +132,9 @@ func runBenchGenerate(c *Call) error {
 
 var checkpointOption = Option{Name: "checkpoint", Help: "checkpoint or run folder (default: the session's, set by train)"}
 
+// refuseOtherFamily refuses a checkpoint of another family (eval, sample, probes).
+var refuseOtherFamily = ChoiceOption("model", "", "refuse the checkpoint unless it is of this family", models.FamilyNames()...)
+
 // trainOptions: every training option and every model option.
 func trainOptions() []Option {
 	var opts []Option
@@ -141,7 +149,11 @@ func trainOptions() []Option {
 }
 
 func runTrain(c *Call) error {
-	o, err := train.ParseOptions(compareValues(c, c.String("model")))
+	values, err := runValues(c)
+	if err != nil {
+		return err
+	}
+	o, err := train.ParseOptions(values)
 	if err != nil {
 		return Usagef("%v", err)
 	}
@@ -152,6 +164,23 @@ func runTrain(c *Call) error {
 		return err
 	}
 	return finishRun(c, r)
+}
+
+// runValues are the options of one run (train, retrieval): those of
+// compareValues for the family named, but a model option typed here that the
+// family does not read is an error instead of being left out.
+func runValues(c *Call) (map[string]string, error) {
+	family := c.String("model")
+	f, ok := models.FamilyByName(family)
+	if !ok {
+		return nil, Usagef("unknown model %q; choose one of: %s", family, strings.Join(models.FamilyNames(), ", "))
+	}
+	for name := range c.given {
+		if models.IsOption(name) && !f.Reads(name) {
+			return nil, Usagef("option %s does not apply to model %s", name, family)
+		}
+	}
+	return compareValues(c, family), nil
 }
 
 // finishRun makes the run the session's current model and prints it.
@@ -231,7 +260,7 @@ func runEval(c *Call) error {
 	if err != nil {
 		return err
 	}
-	r, err := l.Evaluate(train.EvalOptions{Split: c.String("split"), Batches: batches, Protocol: c.String("protocol")})
+	r, err := l.Evaluate(c.Ctx, train.EvalOptions{Split: c.String("split"), Batches: batches, Protocol: c.String("protocol")})
 	if err != nil {
 		return err
 	}
@@ -279,20 +308,24 @@ func runBenchTrain(c *Call) error {
 			names = append(names, cand.Name)
 		}
 	}
-	var failed []error
+	// A backend that fails does not stop the others; the failures are one
+	// error at the end.
+	var failed []string
 	for _, name := range names {
+		if err := c.Ctx.Err(); err != nil {
+			return fmt.Errorf("bench train interrupted before backend %s", name)
+		}
 		r, err := train.Bench(c.Ctx, name, c.String("model"), c.String("size"), steps)
 		if err != nil {
-			failed = append(failed, fmt.Errorf("backend %s: %w", name, err))
-			fmt.Fprintf(os.Stderr, "bench train: backend %s: %v\n", name, err)
+			failed = append(failed, fmt.Sprintf("backend %s: %v", name, err))
 			continue
 		}
 		if err := c.Emit(r); err != nil {
 			return err
 		}
 	}
-	if len(failed) == len(names) {
-		return errors.Join(failed...)
+	if len(failed) > 0 {
+		return fmt.Errorf("bench train: %s", strings.Join(failed, "; "))
 	}
 	return nil
 }

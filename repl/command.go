@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ecpi-dev/ecpi/nb"
 	"github.com/ecpi-dev/ecpi/option"
@@ -316,7 +317,7 @@ func Execute(ctx context.Context, s *Session, line string, out io.Writer) error 
 }
 
 // ExecuteWords runs a command already split into words (the CLI's os.Args).
-func ExecuteWords(ctx context.Context, s *Session, words []string, out io.Writer) (err error) {
+func ExecuteWords(ctx context.Context, s *Session, words []string, out io.Writer) error {
 	return execute(ctx, s, words, &Call{Out: out})
 }
 
@@ -330,18 +331,24 @@ func ExecuteEvents(ctx context.Context, s *Session, line string, events func(nb.
 	return execute(ctx, s, words, &Call{Out: io.Discard, Events: events})
 }
 
-// execute parses words and runs the command with the call's output.
+// execute parses words and runs the command with the call's output. Its
+// error, whatever raised it, reads as one line (see OneLine).
 func execute(ctx context.Context, s *Session, words []string, call *Call) (err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, ErrQuit) {
+			err = oneLineError{err}
+		}
+	}()
 	inv, err := Parse(words)
 	if err != nil || inv == nil {
 		return err
 	}
 	if inv.Help {
 		if call.Events != nil {
-			call.Events(nb.Event{Text: HelpText(inv.Command)})
+			call.Events(nb.Event{Text: inv.helpText()})
 			return nil
 		}
-		_, err := fmt.Fprint(call.Out, HelpText(inv.Command))
+		_, err := fmt.Fprint(call.Out, inv.helpText())
 		return err
 	}
 	call.Command, call.Session, call.Ctx, call.JSON, call.Args, call.given = inv.Command, s, ctx, inv.JSON, inv.Args, inv.Options
@@ -350,10 +357,7 @@ func execute(ctx context.Context, s *Session, words []string, call *Call) (err e
 			err = fmt.Errorf("%s failed: %v", inv.Command.Name, firstLine(fmt.Sprint(r)))
 		}
 	}()
-	if err := inv.Command.Run(call); err != nil {
-		return err
-	}
-	return nil
+	return inv.Command.Run(call)
 }
 
 // firstLine keeps panics from inside GoMLX (which carry stack traces) to one line.
@@ -364,6 +368,38 @@ func firstLine(s string) string {
 	return s
 }
 
+// maxErrorLength caps an error's line: a message that quotes what was typed
+// (a 2 MB line) stays readable.
+const maxErrorLength = 400
+
+// OneLine is an error's message as one line of at most maxErrorLength
+// characters: the lines of a multi-line message (joined errors, a backend's
+// report) are joined with "; ".
+func OneLine(err error) string {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	msg := strings.Join(parts, "; ")
+	if len(msg) > maxErrorLength {
+		cut := maxErrorLength
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+// oneLineError is what ExecuteWords returns: the error, read as one line, and
+// still itself for errors.Is and errors.As.
+type oneLineError struct{ err error }
+
+func (e oneLineError) Error() string { return OneLine(e.err) }
+func (e oneLineError) Unwrap() error { return e.err }
+
 // Invocation is a parsed command line.
 type Invocation struct {
 	Command *Command
@@ -371,6 +407,16 @@ type Invocation struct {
 	Args    []string
 	JSON    bool
 	Help    bool
+	// Group is set, without a Command, for `GROUP --help` ("probe --help"):
+	// the help lists the group's subcommands.
+	Group string
+}
+
+func (inv *Invocation) helpText() string {
+	if inv.Command == nil {
+		return GroupHelp(inv.Group)
+	}
+	return HelpText(inv.Command)
 }
 
 // Parse turns words into an invocation, validating the command and option
@@ -378,6 +424,11 @@ type Invocation struct {
 func Parse(words []string) (*Invocation, error) {
 	if len(words) == 0 {
 		return nil, nil
+	}
+	if len(words) == 2 && (words[1] == "--help" || words[1] == "-h") && len(subcommands(words[0])) > 0 {
+		if _, command := registry[words[0]]; !command {
+			return &Invocation{Help: true, Group: words[0]}, nil
+		}
 	}
 	cmd, rest, err := matchCommand(words)
 	if err != nil {
@@ -490,14 +541,7 @@ func matchCommand(words []string) (*Command, []string, error) {
 	if c, ok := registry[words[0]]; ok {
 		return c, words[1:], nil
 	}
-	var subcommands []string
-	for name := range registry {
-		if strings.HasPrefix(name, words[0]+" ") {
-			subcommands = append(subcommands, strings.TrimPrefix(name, words[0]+" "))
-		}
-	}
-	if len(subcommands) > 0 {
-		sort.Strings(subcommands)
+	if subcommands := subcommands(words[0]); len(subcommands) > 0 {
 		if len(words) >= 2 {
 			msg := fmt.Sprintf("%s: unknown subcommand %q", words[0], words[1])
 			if near := Nearest(words[1], subcommands); near != "" {
@@ -517,6 +561,35 @@ func matchCommand(words []string) (*Command, []string, error) {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return nil, nil, Usagef("%s; type \"help\" for the list", msg)
+}
+
+// subcommands are the second words of the commands named "group ...", sorted.
+func subcommands(group string) []string {
+	var out []string
+	for name := range registry {
+		if rest, ok := strings.CutPrefix(name, group+" "); ok {
+			out = append(out, rest)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// GroupHelp is the --help of a group of commands ("bench", "probe"): its
+// subcommands and what each does.
+func GroupHelp(group string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: ecpi %s SUBCOMMAND [key=value ...] [--json]\n\nsubcommands:\n", group)
+	names := subcommands(group)
+	width := 0
+	for _, name := range names {
+		width = max(width, len(name))
+	}
+	for _, name := range names {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, name, registry[group+" "+name].Summary)
+	}
+	fmt.Fprintf(&b, "\n`ecpi %s SUBCOMMAND --help` shows a subcommand's options.\n", group)
+	return b.String()
 }
 
 // SplitWords splits a line like a shell: spaces separate words, double or

@@ -168,6 +168,9 @@ func (f *File) Write(dir string) error {
 
 // Load reads every results file of dir, in notebook order.
 func Load(dir string) ([]File, error) {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("results folder %s: not a folder (the notebooks write theirs to notebooks/results)", dir)
+	}
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err

@@ -2,9 +2,10 @@
 # The whole test suite, as `make test` runs it after `make setup`:
 #   1. every Go package (unit tests, CLI and REPL end-to-end tests in tests/) on the Go backend;
 #   2. the models tests again on the XLA CPU plugin (same dense references, same tolerances);
-#   3. the notebooks, executed headless in quick mode through the installed ecpi kernel, and `make notebook`'s
-#      server started, asked for the kernel and stopped;
-#   4. the docker-compose file, validated.
+#   3. every fuzz target for 10 s;
+#   4. the notebooks and the workshop's exercise solutions, executed headless in quick mode through the installed
+#      ecpi kernel, and `make notebook`'s server started, asked for the kernel and stopped;
+#   5. the docker-compose file, validated.
 # Each step prints its runner's own summary; the script fails if any step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,13 @@ step() {
 step "go vet" go vet ./...
 step "go test (Go backend)" go test -count=1 -timeout 30m ./...
 step "models on every backend" bash scripts/test-models-backends.sh
+# Fuzzing, 10 s a target: the command parser, option values, the checkpoint reader. A failing input
+# is kept in the package's testdata/fuzz, which plain `go test` then replays. Inputs of tens of KB
+# (a checkpoint) would spend the whole budget being minimised, hence -fuzzminimizetime 0.
+fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime 10s -fuzzminimizetime 0 "./$1"; }
+for target in "repl FuzzParse" "repl FuzzExecute" "option FuzzValues" "train FuzzOptionValues" "train FuzzCheckpointReader"; do
+  step "fuzz $target (10 s)" fuzz $target
+done
 if [ -x scripts/test-notebooks.sh ]; then
   step "notebooks (quick mode)" bash scripts/test-notebooks.sh
 fi

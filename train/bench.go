@@ -75,6 +75,9 @@ func Bench(ctx context.Context, backend, family, size string, steps int) (*Bench
 	if err != nil {
 		return nil, err
 	}
+	if r.Interrupted {
+		return nil, fmt.Errorf("interrupted after %d of %d steps", r.Steps, steps+1)
+	}
 	return &BenchResult{Backend: r.Backend, Model: r.Model, Size: size, Steps: r.Steps - 1, TokensPerS: r.TokensPerS, MsPerStep: r.MsPerStep, CompileMS: r.CompileMS}, nil
 }
 
@@ -111,32 +114,40 @@ func (r *GenerateResult) Text() string {
 }
 
 // BenchGenerate measures generation speed per family and length, calling
-// report after each measurement.
+// report after each measurement. Every model is checked (config, memory)
+// before the backend opens.
 func BenchGenerate(ctx context.Context, o GenerateOptions, report func(*GenerateResult) error) error {
-	choice, err := Backend(o.Backend)
-	if err != nil {
-		return err
-	}
+	var configs []models.Config
 	for _, n := range o.Lengths {
 		for _, family := range o.Families {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
 			cfg, err := BenchConfig(family, o.Size)
 			if err == nil {
 				cfg.SeqLen = n
 				err = cfg.Validate()
 			}
+			if err == nil {
+				err = CheckMemory(cfg, 1, false)
+			}
 			if err != nil {
 				return fmt.Errorf("%s at n=%d: %w", family, n, err)
 			}
-			r, err := benchGenerateOne(ctx, choice, cfg, o.Tokens)
-			if err != nil {
-				return fmt.Errorf("%s at n=%d: %w", family, n, err)
-			}
-			if err := report(r); err != nil {
-				return err
-			}
+			configs = append(configs, cfg)
+		}
+	}
+	choice, err := Backend(o.Backend)
+	if err != nil {
+		return err
+	}
+	for _, cfg := range configs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r, err := benchGenerateOne(ctx, choice, cfg, o.Tokens)
+		if err != nil {
+			return fmt.Errorf("%s at n=%d: %w", cfg.Model, cfg.SeqLen, err)
+		}
+		if err := report(r); err != nil {
+			return err
 		}
 	}
 	return nil

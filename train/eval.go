@@ -9,11 +9,14 @@ import (
 	"github.com/ecpi-dev/ecpi/xla"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// evaluator holds the compiled evaluation graphs of a model (dropout off).
+// evaluator holds the compiled evaluation graphs of a model (dropout off)
+// and the context that interrupts an evaluation between batches.
 type evaluator struct {
+	ctx        context.Context
 	model      *models.Model
 	lmExec     *model.Exec
 	classExec  *model.Exec
@@ -21,8 +24,8 @@ type evaluator struct {
 	matchExec  *model.Exec
 }
 
-func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
-	e := &evaluator{model: m}
+func newEvaluator(ctx context.Context, backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
+	e := &evaluator{ctx: ctx, model: m}
 	switch t := t.(type) {
 	case *lmTask:
 		// (tokens [B,n], targets [B,n]) -> the loss of every scored position [B, n-start]
@@ -50,6 +53,14 @@ func newEvaluator(backend *xla.Choice, store *model.Store, m *models.Model, t ta
 		})
 	}
 	return e
+}
+
+// run evaluates one batch with exec, unless the evaluation was interrupted.
+func (e *evaluator) run(exec *model.Exec, args ...any) ([]*tensors.Tensor, error) {
+	if err := e.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("evaluation interrupted: %w", err)
+	}
+	return exec.Exec(args...)
 }
 
 func (e *evaluator) finalize() {
@@ -123,16 +134,18 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.Evaluate(o)
+	return l.Evaluate(ctx, o)
 }
 
 // Evaluate measures the loaded checkpoint as EvalOptions say (its Checkpoint
 // and Backend are the Loaded's); the evaluation graph is compiled once.
-func (l *Loaded) Evaluate(o EvalOptions) (*EvalResult, error) {
+// Cancelling ctx stops the evaluation between batches.
+func (l *Loaded) Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	split := cmp.Or(o.Split, "valid")
 	if l.evaluator == nil {
-		l.evaluator = newEvaluator(l.backend, l.store, l.model, l.task)
+		l.evaluator = newEvaluator(ctx, l.backend, l.store, l.model, l.task)
 	}
+	l.evaluator.ctx = ctx
 	spec := evalSpec{split: split, batches: o.Batches, protocol: cmp.Or(o.Protocol, l.opts.Protocol)}
 	e, err := l.task.evaluate(l.evaluator, spec)
 	if err != nil {

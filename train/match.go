@@ -141,7 +141,7 @@ func (t *matchTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	}
 	var images, captions [][]float32
 	for _, b := range all {
-		outs, err := r.matchExec.Exec(tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen))
+		outs, err := r.run(r.matchExec, tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen))
 		if err != nil {
 			return nil, err
 		}

@@ -24,17 +24,21 @@ type Loaded struct {
 // Open loads the checkpoint at path (a checkpoint or run folder) on the
 // backend named ("" = automatic).
 func Open(path, backend string) (*Loaded, error) {
-	m, dir, err := LoadManifest(path)
+	c, err := readCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
+	m, dir := c.manifest, c.dir
 	o := savedOptions(m)
 	o.Backend, o.Devices = backend, 1 // evaluation, sampling and probes run on one device
 	s, err := newSession(o, m)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
-	if err := s.load(dir, m); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, false); err != nil {
+		return nil, err
+	}
+	if err := s.load(c); err != nil {
 		return nil, err
 	}
 	return &Loaded{session: s, Manifest: m, Dir: dir}, nil

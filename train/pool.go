@@ -35,9 +35,13 @@ func (p *Pool) Run(ctx context.Context, o Options, progress func(Progress)) (*Re
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepareRunDir(); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, true); err != nil {
 		return nil, err
 	}
+	if err := s.claimNewRun(); err != nil {
+		return nil, err
+	}
+	defer s.dir.release()
 	r, err := s.loop(ctx, progress)
 	if err == nil {
 		p.keep(s, r.Checkpoint)
@@ -69,6 +73,12 @@ func (p *Pool) Resume(ctx context.Context, path string, overrides map[string]str
 		return Resume(ctx, path, overrides, progress) // its error says why
 	}
 	s.opts = o
+	// As Resume: the run folder is locked while training, and a run another
+	// process has continued since continues here in a new folder.
+	if err := s.claimResumedRun(); err != nil {
+		return nil, err
+	}
+	defer s.dir.release()
 	r, err := s.loop(ctx, progress)
 	if err == nil {
 		p.keep(s, r.Checkpoint)

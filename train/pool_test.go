@@ -27,7 +27,7 @@ func TestPoolContinuesLiveSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Evaluate(EvalOptions{Batches: 1}); err != nil {
+	if _, err := a.Evaluate(context.Background(), EvalOptions{Batches: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Sample(context.Background(), SampleOptions{Prompt: "Light", Tokens: 3}); err != nil {

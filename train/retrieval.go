@@ -95,7 +95,7 @@ func (t *retrievalTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	var sumNLL, answerTokens, correct, count float64
 	for _, b := range all {
 		inputs, targets, weights := answerBatch(b, t.n)
-		outs, err := r.answerExec.Exec(
+		outs, err := r.run(r.answerExec,
 			tensors.FromFlatDataAndDimensions(inputs, b.Batch, t.n),
 			tensors.FromFlatDataAndDimensions(targets, b.Batch, t.n),
 			tensors.FromFlatDataAndDimensions(weights, b.Batch, t.n))
@@ -219,7 +219,7 @@ func retrievalRun(ctx context.Context, o Options, distance int, progress func(in
 	if err != nil {
 		return nil, err
 	}
-	test, err := l.evaluate("test", 0)
+	test, err := l.evaluate(ctx, "test", 0)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -78,8 +80,13 @@ func RFBound(cfg models.Config, i, layers int) int {
 //
 // To get one gradient per position the embedding table is replaced, inside
 // the graph, by the rows of the actual input, and position j reads row j.
-func ReceptiveField(cfg models.Config, values map[string]*tensors.Tensor, backend *xla.Choice, o RFOptions) (*RFResult, error) {
+//
+// Cancelling ctx stops between depths.
+func ReceptiveField(ctx context.Context, cfg models.Config, values map[string]*tensors.Tensor, backend *xla.Choice, o RFOptions) (*RFResult, error) {
 	cfg = cfg.Resolved()
+	if err := CheckMemory(cfg, 1, true); err != nil {
+		return nil, err
+	}
 	n := cfg.SeqLen
 	i := o.Position
 	if i < 0 {
@@ -101,6 +108,9 @@ func ReceptiveField(cfg models.Config, values map[string]*tensors.Tensor, backen
 	}
 	r := &RFResult{Model: cfg.Model, Trained: values != nil, Position: i, Threshold: o.Threshold}
 	for depth := 1; depth <= cfg.Layers; depth++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("receptive field interrupted after %d of %d depths: %w", depth-1, cfg.Layers, err)
+		}
 		norms, err := positionGradients(cfg, depth, values, backend, tokens, i-start, o.Seed)
 		if err != nil {
 			return nil, err
@@ -212,10 +222,17 @@ func widenEmbedding(values map[string]*tensors.Tensor, rows int) (map[string]*te
 }
 
 // ReceptiveField measures the trained model of the checkpoint.
-func (l *Loaded) ReceptiveField(o RFOptions) (*RFResult, error) {
-	values, err := readVariables(l.Dir, l.Manifest)
+func (l *Loaded) ReceptiveField(ctx context.Context, o RFOptions) (*RFResult, error) {
+	c, err := readCheckpoint(l.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return ReceptiveField(l.model.Config, values, l.backend, o)
+	if !slices.EqualFunc(c.manifest.Variables, l.Manifest.Variables, sameVariable) {
+		return nil, fmt.Errorf("checkpoint %s changed since it was opened", l.Dir)
+	}
+	values, err := readVariables(c)
+	if err != nil {
+		return nil, err
+	}
+	return ReceptiveField(ctx, l.model.Config, values, l.backend, o)
 }

@@ -23,7 +23,7 @@ func TestReceptiveFieldMatchesBounds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := ReceptiveField(cfg, nil, backend, RFOptions{Position: -1, Threshold: 1e-6, Seed: 3})
+		r, err := ReceptiveField(context.Background(), cfg, nil, backend, RFOptions{Position: -1, Threshold: 1e-6, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestReceptiveFieldOfTrainedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := loaded.ReceptiveField(RFOptions{Position: -1, Threshold: 1e-6})
+	r, err := loaded.ReceptiveField(context.Background(), RFOptions{Position: -1, Threshold: 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}

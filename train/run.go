@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/ecpi-dev/ecpi/xla"
 	"github.com/gomlx/compute/distributed"
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -63,8 +63,11 @@ type Result struct {
 	Checkpoint  string        `json:"checkpoint"`
 	Run         string        `json:"run"`
 	Interrupted bool          `json:"interrupted,omitempty"`
-	Losses      []float64     `json:"losses"`         // every step's train loss, from step 1
-	Eval        *Eval         `json:"eval,omitempty"` // the last evaluation in full (loss by position, recall)
+	// BranchedFrom is the checkpoint a resume continued in a new run folder,
+	// since its own run had later checkpoints (kept as they were).
+	BranchedFrom string    `json:"branched_from,omitempty"`
+	Losses       []float64 `json:"losses"`         // every step's train loss, from step 1
+	Eval         *Eval     `json:"eval,omitempty"` // the last evaluation in full (loss by position, recall)
 }
 
 // Text is the human summary.
@@ -89,6 +92,9 @@ func (r *Result) Text() string {
 		b.WriteString("interrupted: ")
 	}
 	fmt.Fprintf(&b, "checkpoint %s", r.Checkpoint)
+	if r.BranchedFrom != "" {
+		fmt.Fprintf(&b, "\nresumed from %s in a new run folder: its own run has later checkpoints, kept as they were", r.BranchedFrom)
+	}
 	return b.String()
 }
 
@@ -118,18 +124,23 @@ func (r *Result) validText() string {
 
 // session is one model being trained: its data, its store and GoMLX trainer.
 type session struct {
-	opts       Options
-	task       task
-	model      *models.Model
-	backend    *xla.Choice
-	parallel   *xla.DataParallel // devices > 1: batches split across devices
-	store      *model.Store
-	trainer    *train.Trainer
-	step       int
-	losses     []float64
-	lastEval   *Eval
-	checkpoint string // the folder of the last checkpoint saved (Pool)
-	compiled   bool   // the training graph has run once in this process
+	opts     Options
+	task     task
+	model    *models.Model
+	backend  *xla.Choice
+	parallel *xla.DataParallel // devices > 1: batches split across devices
+	store    *model.Store
+	trainer  *train.Trainer
+	step     int
+	losses   []float64
+	lastEval *Eval
+	dir      *runDir // the run folder, locked while training
+	// checkpoint holds the state at step checkpointStep (the one resumed, then
+	// the last saved): a state is saved once, never over a checkpoint.
+	checkpoint     string
+	checkpointStep int
+	branchedFrom   string
+	compiled       bool // the training graph has run once in this process
 }
 
 // Run trains a fresh model. progress (may be nil) is called after every step.
@@ -145,20 +156,29 @@ func Run(ctx context.Context, o Options, progress func(Progress)) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepareRunDir(); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, true); err != nil {
 		return nil, err
 	}
+	if err := s.claimNewRun(); err != nil {
+		return nil, err
+	}
+	defer s.dir.release()
 	return s.loop(ctx, progress)
 }
 
 // Resume continues the run whose checkpoint (or run folder) is at path.
 // overrides may change steps (the total to reach), eval_every, eval_batches,
 // keep and backend; any other option must match the saved run.
+//
+// A run continues in its own folder when resumed from its newest checkpoint;
+// from an older one it continues in a new folder <run>-from-<step>, so that
+// no checkpoint is replaced and the run's newest checkpoint stays its own.
 func Resume(ctx context.Context, path string, overrides map[string]string, progress func(Progress)) (*Result, error) {
-	m, dir, err := LoadManifest(path)
+	c, err := readCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
+	m, dir := c.manifest, c.dir
 	o := savedOptions(m)
 	for name, value := range overrides {
 		if err := checkOverride(&o, m, name, value); err != nil {
@@ -172,9 +192,16 @@ func Resume(ctx context.Context, path string, overrides map[string]string, progr
 	if err != nil {
 		return nil, err
 	}
-	if err := s.load(dir, m); err != nil {
+	if err := CheckMemory(s.model.Config, o.Batch, true); err != nil {
 		return nil, err
 	}
+	if err := s.load(c); err != nil {
+		return nil, err
+	}
+	if err := s.claimResumedRun(); err != nil {
+		return nil, err
+	}
+	defer s.dir.release()
 	return s.loop(ctx, progress)
 }
 
@@ -325,21 +352,77 @@ func buildTask(o Options, kind string, saved *Manifest) (models.Config, task, er
 	return cfg, t, cfg.Validate()
 }
 
-// prepareRunDir creates the run folder, refusing one that has checkpoints.
-func (s *session) prepareRunDir() error {
+// claimNewRun locks the folder of a new run: run= (refused when it holds
+// checkpoints) or a new $ECPI_HOME/runs/<model>-<data>-<time>.
+func (s *session) claimNewRun() error {
 	if s.opts.RunDir == "" {
 		name := fmt.Sprintf("%s-%s-%s", s.model.Config.Model, s.opts.Data, time.Now().Format("20060102-150405"))
-		s.opts.RunDir = filepath.Join(s.opts.Home, "runs", name)
+		var err error
+		if s.dir, err = claimNewRunDir(filepath.Join(s.opts.Home, "runs", name)); err != nil {
+			return err
+		}
+		s.opts.RunDir = s.dir.path
+		return nil
 	}
+	// Checked before the lock, so a refused run leaves the folder untouched,
+	// and again once it is held.
+	if err := s.refuseSavedRun(); err != nil {
+		return err
+	}
+	var err error
+	if s.dir, err = claimRunDir(s.opts.RunDir); err != nil {
+		return err
+	}
+	if err := s.refuseSavedRun(); err != nil {
+		s.dir.release()
+		return err
+	}
+	return nil
+}
+
+func (s *session) refuseSavedRun() error {
 	if existing, _ := Checkpoints(s.opts.RunDir); len(existing) > 0 {
 		return fmt.Errorf("run folder %s already has checkpoints: continue it with `ecpi resume run=%s` or choose another run=", s.opts.RunDir, s.opts.RunDir)
 	}
-	return os.MkdirAll(s.opts.RunDir, 0o755)
+	return nil
 }
 
-// load restores a checkpoint into the fresh session.
-func (s *session) load(dir string, m *Manifest) error {
-	values, err := readVariables(dir, m)
+// claimResumedRun locks the run folder of the checkpoint resumed, or, when
+// that run has later checkpoints, a new folder beside it.
+func (s *session) claimResumedRun() error {
+	run := filepath.Dir(s.checkpoint)
+	d, err := claimRunDir(run)
+	if err != nil {
+		return err
+	}
+	all, err := Checkpoints(run)
+	if err != nil {
+		d.release()
+		return err
+	}
+	if len(all) > 0 && filepath.Base(all[len(all)-1]) == filepath.Base(s.checkpoint) {
+		s.dir, s.opts.RunDir = d, run
+		return nil
+	}
+	d.release()
+	if s.dir, err = claimNewRunDir(fmt.Sprintf("%s-from-%d", run, s.step)); err != nil {
+		return err
+	}
+	s.opts.RunDir, s.branchedFrom, s.checkpoint = s.dir.path, s.checkpoint, ""
+	return nil
+}
+
+// load restores a verified checkpoint into the fresh session, after checking
+// that it holds exactly the variables the session's model needs.
+func (s *session) load(c *checkpointFiles) error {
+	want, err := s.modelVariables()
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", c.dir, err)
+	}
+	if err := checkVariables(c.dir, c.manifest, want); err != nil {
+		return err
+	}
+	values, err := readVariables(c)
 	if err != nil {
 		return err
 	}
@@ -348,14 +431,49 @@ func (s *session) load(dir string, m *Manifest) error {
 			return err
 		}
 	}
+	m := c.manifest
 	s.store.SetLoader(&loader{values: values})
 	s.task.restore(m.Batcher)
 	s.step, s.losses, s.lastEval = m.Step, m.Losses, m.Eval
-	if s.lastEval != nil && s.lastEval.Step == 0 {
-		s.lastEval.Step = m.Step // saved before evaluations recorded their step: checkpoints follow evaluations
-	}
-	s.opts.RunDir = filepath.Dir(dir)
+	s.checkpoint, s.checkpointStep = c.dir, m.Step
 	return nil
+}
+
+// modelVariables are the variables a training step of the session's model
+// creates, with their shapes: the step's graph is built in a scratch store
+// and compiled on the Go backend, never run, so no value is allocated.
+func (s *session) modelVariables() (want map[string]shapes.Shape, err error) {
+	goBackend, err := Backend("go")
+	if err != nil {
+		return nil, err
+	}
+	store := model.NewStore()
+	if err := store.SetRNGStateFromSeed(s.opts.Seed); err != nil {
+		return nil, err
+	}
+	exec, err := model.NewExec(goBackend.Backend, store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
+		scope.SetTraining(tokens.Graph(), true)
+		loss := graph.ReduceAllSum(graph.ConvertDType(s.task.predict(s.model, scope, tokens), dtypes.Float32))
+		newAdamW(s.opts).UpdateGraph(scope, tokens.Graph(), loss)
+		return loss
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer exec.Finalize()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("building the model's graph: %v", r)
+		}
+	}()
+	if _, err := exec.Compile(shapes.Make(dtypes.Int32, 1, s.model.Config.SeqLen)); err != nil {
+		return nil, err
+	}
+	want = map[string]shapes.Shape{}
+	for v := range store.IterVariables() {
+		want[v.Path()] = v.Shape()
+	}
+	return want, nil
 }
 
 func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, error) {
@@ -393,7 +511,10 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 			p.TokensPerS = tokensPerStep * float64(timedSteps) / trainTime.Seconds()
 		}
 		if s.step == o.Steps || (o.EvalEvery > 0 && s.step%o.EvalEvery == 0) {
-			if p.Eval, err = s.evaluate("valid", o.EvalBatches); err != nil {
+			if p.Eval, err = s.evaluate(ctx, "valid", o.EvalBatches); ctx.Err() != nil {
+				interrupted = true // the step stands; its evaluation does not
+				break
+			} else if err != nil {
 				return nil, err
 			}
 			p.Eval.Step = s.step
@@ -429,8 +550,8 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 // model.Exec of GoMLX v0.28.16 that has run once keeps seeing the variable
 // values of that first run on the Go backend, even after the trainer has
 // updated them (TestEvaluationSeesTraining guards this).
-func (s *session) evaluate(split string, batches int) (*Eval, error) {
-	e := newEvaluator(s.backend, s.store, s.model, s.task)
+func (s *session) evaluate(ctx context.Context, split string, batches int) (*Eval, error) {
+	e := newEvaluator(ctx, s.backend, s.store, s.model, s.task)
 	defer e.finalize()
 	return s.task.evaluate(e, evalSpec{split: split, batches: batches, protocol: s.opts.Protocol})
 }
@@ -469,16 +590,26 @@ func (s *session) gradNorm() float64 {
 	return float64(v.MustValue().Value().(float32))
 }
 
+// save checkpoints the current state, unless a checkpoint holds it already
+// (a resumed run stopped before its first step).
 func (s *session) save() (string, error) {
+	if s.checkpoint != "" && s.checkpointStep == s.step {
+		return s.checkpoint, nil
+	}
 	m := &Manifest{Format: manifestFormat, Family: s.model.Config.Model, Config: s.model.Config,
 		Task: s.task.kind(), Options: s.opts, Step: s.step, Batcher: s.task.state(), Losses: s.losses, Eval: s.lastEval}
-	return saveCheckpoint(s.opts.RunDir, m, s.store, s.opts.Keep)
+	path, err := saveCheckpoint(s.opts.RunDir, m, s.store, s.opts.Keep)
+	if err != nil {
+		return "", err
+	}
+	s.checkpoint, s.checkpointStep = path, s.step
+	return path, nil
 }
 
 func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
 	r := &Result{Model: s.model.Config.Model, Data: s.opts.Data, Task: s.task.kind(), Config: s.model.Config,
 		Params: countParams(s.store), Backend: s.backend.Name, Devices: s.opts.Devices, Steps: s.step, Seconds: elapsed.Seconds(),
-		Checkpoint: checkpoint, Run: s.opts.RunDir, Losses: s.losses}
+		Checkpoint: checkpoint, Run: s.opts.RunDir, Losses: s.losses, BranchedFrom: s.branchedFrom}
 	if s.task.kind() == TaskLM || s.opts.Data == "passkey" {
 		r.Tokenizer = s.opts.Tokenizer
 	}

@@ -280,7 +280,7 @@ func (t *lmTask) scoreWindows(r *evaluator, windows []data.EvalWindow, add func(
 	for i := 0; i < len(windows); i += t.batch {
 		group := windows[i:min(i+t.batch, len(windows))]
 		inputs, targets, _ := data.EvalBatch(padWindows(group, t.batch))
-		outs, err := r.lmExec.Exec(
+		outs, err := r.run(r.lmExec,
 			tensors.FromFlatDataAndDimensions(inputs, t.batch, t.n),
 			tensors.FromFlatDataAndDimensions(targets, t.batch, t.n))
 		if err != nil {
@@ -421,7 +421,7 @@ func (t *classTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	var sumNLL float64
 	var correct, count int64
 	for _, b := range all {
-		outs, err := r.classExec.Exec(
+		outs, err := r.run(r.classExec,
 			tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen),
 			tensors.FromFlatDataAndDimensions(b.Labels, b.Batch))
 		if err != nil {

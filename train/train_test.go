@@ -22,7 +22,7 @@ var (
 
 // home prepares the opticks corpus (it ships with the Go toolchain, no
 // network) in a temporary ECPI_HOME shared by the package's tests.
-func home(t *testing.T) string {
+func home(t testing.TB) string {
 	t.Helper()
 	homeOnce.Do(func() {
 		testHome, homeErr = os.MkdirTemp("", "ecpi-train-test")
@@ -156,7 +156,7 @@ func TestEvaluationSeesTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := s.evaluate("valid", 1)
+	before, err := s.evaluate(context.Background(), "valid", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestEvaluationSeesTraining(t *testing.T) {
 		}
 		s.step++
 	}
-	after, err := s.evaluate("valid", 1)
+	after, err := s.evaluate(context.Background(), "valid", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,12 +184,12 @@ func TestAuthorsProtocol(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ours, err := s.evaluate("valid", 2)
+		ours, err := s.evaluate(context.Background(), "valid", 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.opts.Protocol = ProtocolAuthors
-		authors, err := s.evaluate("valid", 2)
+		authors, err := s.evaluate(context.Background(), "valid", 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestLossByPosition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := s.evaluate("valid", 2)
+		e, err := s.evaluate(context.Background(), "valid", 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,69 @@
+package tests
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// interrupted starts ecpi, sends SIGINT once ready() holds, and returns its
+// exit code and stderr.
+func interrupted(t *testing.T, cmd *exec.Cmd, ready func() bool) (int, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for !ready() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if exit, ok := err.(*exec.ExitError); ok {
+		return exit.ExitCode(), stderr.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, stderr.String()
+}
+
+// TestCtrlCStopsAScriptWithOneLine: Ctrl-C during a script's train line
+// saves the run, skips the rest and says so on one line, exit 2.
+func TestCtrlCStopsAScriptWithOneLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a model")
+	}
+	home := preparedHome(t)
+	run := filepath.Join(home, "runs", "script")
+	script := filepath.Join(home, "train.ecpi")
+	writeTestFile(t, script, []byte("model ecp n=32 dim=16 heads=2 layers=1 segment=8\ntrain data=opticks batch=2 steps=1000000 eval_every=1 eval_batches=1 run="+run+"\nstatus\n"))
+	code, stderr := interrupted(t, ecpiCommand(t, home, "run", script), func() bool {
+		_, err := os.Stat(filepath.Join(run, "ckpt-00000002"))
+		return err == nil
+	})
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "line 2: ") || !strings.Contains(stderr, "interrupted") {
+		t.Errorf("exit %d, stderr %q; want 2 and one line saying line 2 was interrupted", code, stderr)
+	}
+}
+
+// TestCtrlCStopsALongPicture: mask evaluates K(i) on every pair, a minute
+// for BigBird at n=8192; Ctrl-C ends it with one line.
+func TestCtrlCStopsALongPicture(t *testing.T) {
+	started := time.Now()
+	code, stderr := interrupted(t, ecpiCommand(t, t.TempDir(), "mask", "model=bigbird", "n=8192"), func() bool {
+		return time.Since(started) > 300*time.Millisecond
+	})
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "mask interrupted") {
+		t.Errorf("exit %d, stderr %q; want 2 and one line saying the mask was interrupted", code, stderr)
+	}
+}

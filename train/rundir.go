@@ -1,0 +1,128 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A run folder is written by one process at a time: the writer holds an
+// exclusive flock on <run>/.lock for as long as it trains. The kernel drops
+// the lock when the process ends, however it ends (SIGKILL included), so a
+// lock never outlives its holder; the file keeps the last holder's PID for
+// the message another process sees.
+const lockFile = ".lock"
+
+// runDir is a run folder this process writes.
+type runDir struct {
+	path    string
+	lock    *os.File
+	created bool // made by this process: removed again if it ends without a checkpoint
+}
+
+// claimRunDir makes (when missing) and locks the run folder path. A folder
+// locked by another process is an error naming that process.
+func claimRunDir(path string) (*runDir, error) {
+	created := false
+	if err := os.Mkdir(path, 0o755); err == nil {
+		created = true
+	} else if !errors.Is(err, os.ErrExist) {
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			return nil, fmt.Errorf("run folder %s: %w", path, err)
+		}
+		created = true
+	}
+	return lockRunDir(&runDir{path: path, created: created})
+}
+
+// claimNewRunDir makes and locks a new run folder: base, or base-2, base-3,
+// ... when base exists (runs started within the same second share a name).
+func claimNewRunDir(base string) (*runDir, error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return nil, err
+	}
+	path := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			return lockRunDir(&runDir{path: path, created: true})
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("run folder %s: %w", path, err)
+		}
+		path = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// lockRunDir takes the folder's lock, then removes the temporary folders
+// that killed processes left in it.
+func lockRunDir(d *runDir) (*runDir, error) {
+	if err := d.acquire(); err != nil {
+		d.removeIfCreated()
+		return nil, err
+	}
+	if err := removeTemporaries(d.path); err != nil {
+		d.release()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *runDir) acquire() error {
+	f, err := os.OpenFile(filepath.Join(d.path, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("run folder %s: %w", d.path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(f.Name())
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("run folder %s is being written by another ecpi (process %s); wait for it to finish or choose another run=", d.path, strings.TrimSpace(string(holder)))
+		}
+		return fmt.Errorf("locking run folder %s: %w", d.path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	d.lock = f
+	return nil
+}
+
+// release unlocks the folder, first removing it when this process made it
+// and saved no checkpoint in it.
+func (d *runDir) release() {
+	if d == nil || d.lock == nil {
+		return
+	}
+	d.removeIfCreated()
+	d.lock.Close()
+	d.lock = nil
+}
+
+func (d *runDir) removeIfCreated() {
+	if !d.created {
+		return
+	}
+	if all, err := Checkpoints(d.path); err == nil && len(all) == 0 {
+		os.RemoveAll(d.path)
+	}
+}
+
+// removeTemporaries deletes .ckpt-*.tmp* folders: checkpoints being written
+// or pruned by a process that was killed. Only the lock holder calls it.
+func removeTemporaries(dir string) error {
+	leftovers, err := filepath.Glob(filepath.Join(dir, "."+ckptPrefix+"*.tmp*"))
+	if err != nil {
+		return err
+	}
+	for _, path := range leftovers {
+		if err := os.RemoveAll(path); err != nil {
+			return fmt.Errorf("removing %s, left by an interrupted save: %w", path, err)
+		}
+	}
+	return nil
+}
