@@ -112,6 +112,10 @@ func show(stream interface{ Read([]byte) (int, error) }, quiet bool) ([]Result, 
 // Do is Run for cells: an error is shown in the cell and stops it.
 func Do(line string) []Result { return Must(Run(line)) }
 
+// Query is Do without the line's text (its pictures and progress still
+// show): for reading results that a cell above has already shown.
+func Query(line string) []Result { return Must(run(line, true)) }
+
 // Last runs a line and decodes its last result into a T.
 func Last[T any](line string) T {
 	results := Do(line)
