@@ -359,6 +359,40 @@ func (s *ImageSet) Split(split string) ([]Image, error) {
 	return nil, fmt.Errorf("split %q unknown (valid: %s)", split, strings.Join(SplitNames, ", "))
 }
 
+// Pooled is the set with each image averaged over factor×factor squares, per
+// channel: smaller images, shorter pixel sequences (28×28 at factor 2 is
+// 14×14, 196 steps).
+func (s *ImageSet) Pooled(factor int) (*ImageSet, error) {
+	if factor < 1 || s.Height%factor != 0 || s.Width%factor != 0 {
+		return nil, fmt.Errorf("pool=%d must divide the %d×%d images of %s", factor, s.Height, s.Width, s.Name)
+	}
+	out := *s
+	out.Height, out.Width = s.Height/factor, s.Width/factor
+	pool := func(images []Image) []Image {
+		pooled := make([]Image, len(images))
+		for i, im := range images {
+			pixels := make([]byte, out.Height*out.Width*s.Channels)
+			for c := range s.Channels {
+				for r := range out.Height {
+					for col := range out.Width {
+						var sum int
+						for dr := range factor {
+							for dc := range factor {
+								sum += int(im.Pixels[c*s.Height*s.Width+(r*factor+dr)*s.Width+col*factor+dc])
+							}
+						}
+						pixels[c*out.Height*out.Width+r*out.Width+col] = byte((sum + factor*factor/2) / (factor * factor))
+					}
+				}
+			}
+			pooled[i] = Image{Pixels: pixels, Label: im.Label}
+		}
+		return pooled
+	}
+	out.Train, out.Valid, out.Test = pool(s.Train), pool(s.Valid), pool(s.Test)
+	return &out, nil
+}
+
 // Sequences turns a split into pixel-token sequences (tokens 0..255, one per step) for sequential
 // image classification: row-major H·W steps. Colour images become one grayscale step per pixel
 // (ITU-R 601 luma, as LRA's sCIFAR: 1024 steps), or with rgb=true three steps per pixel (R, G, B

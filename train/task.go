@@ -382,6 +382,11 @@ func newImageTask(o Options) (*classTask, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Pool > 1 {
+		if set, err = set.Pooled(o.Pool); err != nil {
+			return nil, err
+		}
+	}
 	splits := map[string][]data.Example{}
 	for _, split := range data.SplitNames {
 		if splits[split], err = set.Sequences(split, false); err != nil {
