@@ -15,12 +15,12 @@ import (
 // optimisation. DefaultOptions gives the values the commands document.
 type Options struct {
 	Model     models.Config `json:"model"`
-	Data      string        `json:"data"`      // corpus (LM), classification or retrieval set name
-	Tokenizer string        `json:"tokenizer"` // byte | gpt2 (LM and passkey)
-	Examples  int           `json:"examples"`  // generated sets: training examples (0: the set's default)
-	Distance  int           `json:"distance"`  // passkey, assoc: tokens from the fact to the answer (0: n/2)
+	Data      string        `json:"data"`           // corpus (LM), classification or retrieval set name
+	Tokenizer string        `json:"tokenizer"`      // byte | gpt2 (LM and passkey)
+	Examples  int           `json:"examples"`       // generated sets: training examples (0: the set's default)
+	Distance  int           `json:"distance"`       // passkey, assoc: tokens from the fact to the answer (0: n/2)
 	Pool      int           `json:"pool,omitempty"` // image sets: average over Pool×Pool squares first (0: none)
-	Home      string        `json:"-"`         // $ECPI_HOME: data, runs
+	Home      string        `json:"-"`              // $ECPI_HOME: data, runs
 
 	Steps       int     `json:"steps"` // optimizer steps
 	Batch       int     `json:"batch"` // sequences per micro-batch
