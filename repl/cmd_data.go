@@ -44,7 +44,10 @@ func init() {
 		Details: "Corpora: excerpts of the validation split. Image sets: test images and their labels. shapes:\n" +
 			"image-caption pairs. listops: expressions and their values. assoc: key-value sequences, the\n" +
 			"query and the answer. In a notebook images are pictures; at the prompt, characters.",
-		Options: []Option{IntOption("count", "4", "examples shown (at most 16)", option.AtLeast(1))},
+		Options: []Option{
+			IntOption("count", "4", "examples shown (at most 16)", option.AtLeast(1)),
+			IntOption("pool", "0", "image sets: average over pool×pool squares first, as train's pool= (0: none)", option.AtLeast(0)),
+		},
 		Run:     runDataShow,
 	})
 }

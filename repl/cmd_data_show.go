@@ -63,14 +63,14 @@ func runDataShow(c *Call) error {
 		return Usagef("data show takes one NAME: %s", strings.Join(names, ", "))
 	}
 	r := c.Read()
-	count := r.Int("count")
+	count, pool := r.Int("count"), r.Int("pool")
 	if err := r.Err(); err != nil {
 		return err
 	}
 	if count > maxShown {
 		return Usagef("option count=%d must be at most %d", count, maxShown)
 	}
-	examples, err := dataExamples(c.Args[0], count)
+	examples, err := dataExamples(c.Args[0], count, pool)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func runDataShow(c *Call) error {
 	return c.Emit(shown)
 }
 
-func dataExamples(name string, count int) ([]DataExample, error) {
+func dataExamples(name string, count, pool int) ([]DataExample, error) {
 	switch {
 	case name == showShapes:
 		pairs, err := data.ShapePairs(count, data.DefaultShapes, 1)
@@ -109,6 +109,11 @@ func dataExamples(name string, count int) ([]DataExample, error) {
 		set, err := data.LoadImages(data.Home(), name)
 		if err != nil {
 			return nil, err
+		}
+		if pool > 1 {
+			if set, err = set.Pooled(pool); err != nil {
+				return nil, err
+			}
 		}
 		var out []DataExample
 		for _, img := range set.Test[:min(count, len(set.Test))] {
