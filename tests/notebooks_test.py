@@ -41,7 +41,12 @@ EXPECTED = {
     "05-long-range-tasks": {"svg", "table"},
     "06-efficiency": {"svg", "table"},
     "07-receptive-field": {"svg", "table"},
+    "08-vision-language-retrieval": {"png", "table"},
 }
+
+EXERCISES = NOTEBOOKS / "exercises"
+# Each exercise comes as NAME.ipynb (with gaps) and NAME-solution.ipynb.
+EXERCISE_NAMES = sorted(p.stem for p in EXERCISES.glob("*.ipynb") if not p.stem.endswith("-solution"))
 
 # The kernel inherits this process's environment (the kernelspec adds the toolchain settings).
 os.environ["ECPI_QUICK"] = "1"
@@ -87,6 +92,40 @@ class NotebookTests(unittest.TestCase):
                 self.assertFalse(missing, f"{name} shows no {sorted(missing)} output")
                 problems = untrusted_outputs.problems(nb)
                 self.assertFalse(problems, f"{name} as an untrusted notebook shows it:\n" + "\n".join(problems))
+
+
+class ExerciseTests(unittest.TestCase):
+    """The workshop's exercises: every solution runs in quick mode; every exercise with its gaps stops at its first
+    gap with the friendly note of nb.Gap, not with a compile error or a stack trace."""
+
+    def test_every_exercise_has_a_solution(self):
+        self.assertTrue(EXERCISE_NAMES, "no exercises in notebooks/exercises")
+        for name in EXERCISE_NAMES:
+            self.assertTrue((EXERCISES / f"{name}-solution.ipynb").exists(), f"{name} has no solution")
+
+    def test_solutions_run_and_gaps_stop_friendly(self):
+        only = os.environ.get("ECPI_NOTEBOOKS")
+        for name in EXERCISE_NAMES:
+            if only and name not in only.split(","):
+                continue
+            with self.subTest(solution=name):
+                nb = nbformat.read(EXERCISES / f"{name}-solution.ipynb", as_version=4)
+                start = time.time()
+                NotebookClient(nb, kernel_name=KERNEL, timeout=900, allow_errors=False,
+                               resources={"metadata": {"path": str(EXERCISES)}}).execute()
+                print(f"\nexercise {name} solution: {time.time() - start:.0f} s (quick mode)", flush=True)
+            with self.subTest(exercise=name):
+                nb = nbformat.read(EXERCISES / f"{name}.ipynb", as_version=4)
+                NotebookClient(nb, kernel_name=KERNEL, timeout=900, allow_errors=True,
+                               resources={"metadata": {"path": str(EXERCISES)}}).execute()
+                stderr = "".join(out.get("text", "") for cell in nb.cells for out in cell.get("outputs", [])
+                                 if out.get("name") == "stderr")
+                self.assertIn("not yet:", stderr, f"{name}: no cell stopped at a gap with nb.Gap's note")
+                for cell in nb.cells:
+                    for out in cell.get("outputs", []):
+                        text = "".join(out.get("text", "")) + "".join(out.get("traceback", []))
+                        self.assertNotIn("goroutine ", text, f"{name}: a gap ends in a Go stack trace")
+                        self.assertNotIn("undefined:", text, f"{name}: a gap does not compile")
 
 
 class EcpiKernelTests(jupyter_kernel_test.KernelTests):
