@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: setup toolchain data xla-plugin kernel build demo test check notebook test-notebooks bench docker docker-test clean
+.PHONY: setup toolchain data xla-plugin kernel build demo test check notebook test-notebooks experiments bench docker docker-test clean
 
 ## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
 setup: toolchain data xla-plugin kernel build
@@ -42,6 +42,12 @@ notebook: kernel
 ## test-notebooks: only the notebooks, headless in quick mode (needs `make kernel`).
 test-notebooks: kernel
 	bash scripts/test-notebooks.sh
+
+## experiments: every notebook in full mode, outputs saved in place, then EXPERIMENTS.md rebuilt from their results
+## (hours on 2 cores; NOTEBOOKS="01-ecp-language-modeling 04-pi-attention-language-modeling" runs some only).
+experiments: kernel
+	bash scripts/run-notebooks.sh $(NOTEBOOKS)
+	$(ENV) bin/ecpi experiments
 
 ## bench: attention and training benchmarks (the numbers in the README).
 bench: build
