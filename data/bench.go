@@ -2,6 +2,7 @@ package data
 
 import (
 	"archive/zip"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +14,8 @@ import (
 // FetchWikiText103 downloads (or finds in the cache) the WikiText-103 zip r and returns its
 // wiki.{train,valid,test}.tokens as a corpus, unchanged (the benchmark's own tokenisation, with
 // " @-@ " and <unk> as published).
-func FetchWikiText103(home string, r Remote, progress io.Writer) (*Corpus, error) {
-	path, err := Fetch(home, r, progress)
+func FetchWikiText103(ctx context.Context, home string, r Remote, progress io.Writer) (*Corpus, error) {
+	path, err := Fetch(ctx, home, r, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -56,14 +57,14 @@ var pg19Splits = map[string]string{"train": "train", "valid": "validation", "tes
 // (baseURL, normally PG19BaseURL) into $home/cache/pg19/<folder>/<id>.txt and returns the root
 // folder for LoadPG19. PG-19 publishes no checksums, so the files are not verified. The full train
 // split is 28,602 books (11 GB); pass the ids you want.
-func FetchPG19Books(home, baseURL, split string, ids []string, progress io.Writer) (string, error) {
+func FetchPG19Books(ctx context.Context, home, baseURL, split string, ids []string, progress io.Writer) (string, error) {
 	folder, ok := pg19Splits[split]
 	if !ok {
 		return "", fmt.Errorf("split %q unknown (valid: train, valid, test)", split)
 	}
 	for _, id := range ids {
 		r := Remote{Name: filepath.Join("pg19", folder, id+".txt"), URL: strings.TrimSuffix(baseURL, "/") + "/" + folder + "/" + id + ".txt"}
-		if _, err := Fetch(home, r, progress); err != nil {
+		if _, err := Fetch(ctx, home, r, progress); err != nil {
 			return "", err
 		}
 	}

@@ -2,6 +2,7 @@ package data
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,10 +214,18 @@ func readMeta(home, name string) (CorpusMeta, error) {
 // a file of the Go toolchain), cleans it, splits it and writes $home/data/<name>/{train,valid,test}.txt
 // and meta.json. A corpus already prepared in the current format is left alone. For "wiki" and
 // "books" it prepares each part.
-func Prepare(home, name string, progress io.Writer) error {
+func Prepare(ctx context.Context, home, name string, progress io.Writer) error {
+	err := prepare(ctx, home, name, progress)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("data prepare %s interrupted: what was done so far is kept, what was half done is not; run it again to finish", name)
+	}
+	return err
+}
+
+func prepare(ctx context.Context, home, name string, progress io.Writer) error {
 	for _, img := range ImageSetNames {
 		if name == img {
-			return prepareImages(home, name, progress)
+			return prepareImages(ctx, home, name, progress)
 		}
 	}
 	parts, err := corpusParts(name)
@@ -224,14 +233,17 @@ func Prepare(home, name string, progress io.Writer) error {
 		return err
 	}
 	for _, p := range parts {
-		if err := prepareOne(home, p, progress); err != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := prepareOne(ctx, home, p, progress); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func prepareOne(home, name string, progress io.Writer) error {
+func prepareOne(ctx context.Context, home, name string, progress io.Writer) error {
 	if _, err := readMeta(home, name); err == nil {
 		fmt.Fprintf(progress, "%s: already prepared in %s\n", name, corpusDir(home, name))
 		return nil
@@ -241,7 +253,7 @@ func prepareOne(home, name string, progress io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(progress, "%s: preparing from %s\n", name, sourceName(src))
-	root, version, err := sourceRoot(home, src, progress)
+	root, version, err := sourceRoot(ctx, home, src, progress)
 	if err != nil {
 		return fmt.Errorf("corpus %s: %w", name, err)
 	}
@@ -272,9 +284,9 @@ func prepareOne(home, name string, progress io.Writer) error {
 	return nil
 }
 
-func sourceRoot(home string, src textSource, progress io.Writer) (root, version string, err error) {
+func sourceRoot(ctx context.Context, home string, src textSource, progress io.Writer) (root, version string, err error) {
 	if src.pkg != "" {
-		return debPackage(home, src.pkg, progress)
+		return debPackage(ctx, home, src.pkg, progress)
 	}
 	goroot := runtime.GOROOT()
 	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {

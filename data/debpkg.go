@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,7 @@ import (
 // installing it or its dependencies (several would pull in R or Java): `apt-get download` then
 // `dpkg-deb -x`. It returns the extraction root and the package version. A second call reuses
 // the extracted tree.
-func debPackage(home, pkg string, progress io.Writer) (root, version string, err error) {
+func debPackage(ctx context.Context, home, pkg string, progress io.Writer) (root, version string, err error) {
 	debs := filepath.Join(home, "debs")
 	root = filepath.Join(debs, pkg)
 	versionFile := filepath.Join(root, ".version")
@@ -23,11 +24,11 @@ func debPackage(home, pkg string, progress io.Writer) (root, version string, err
 	if err := os.MkdirAll(debs, 0o755); err != nil {
 		return "", "", err
 	}
-	deb, err := downloadDeb(debs, pkg, progress)
+	deb, err := downloadDeb(ctx, debs, pkg, progress)
 	if err != nil {
 		return "", "", err
 	}
-	out, err := exec.Command("dpkg-deb", "-f", deb, "Version").Output()
+	out, err := exec.CommandContext(ctx, "dpkg-deb", "-f", deb, "Version").Output()
 	if err != nil {
 		return "", "", fmt.Errorf("dpkg-deb -f %s Version: %w", deb, err)
 	}
@@ -38,7 +39,7 @@ func debPackage(home, pkg string, progress io.Writer) (root, version string, err
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Fprintf(progress, "  extracting %s %s\n", pkg, version)
-	if out, err := exec.Command("dpkg-deb", "-x", deb, tmp).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "dpkg-deb", "-x", deb, tmp).CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("dpkg-deb -x %s: %w: %s", deb, err, out)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".version"), []byte(version+"\n"), 0o644); err != nil {
@@ -53,18 +54,18 @@ func debPackage(home, pkg string, progress io.Writer) (root, version string, err
 
 // downloadDeb returns the .deb of pkg in dir, fetching it with apt-get download when absent.
 // When apt has no package lists yet (a fresh container) it runs apt-get update once and retries.
-func downloadDeb(dir, pkg string, progress io.Writer) (string, error) {
+func downloadDeb(ctx context.Context, dir, pkg string, progress io.Writer) (string, error) {
 	if deb := findDeb(dir, pkg); deb != "" {
 		return deb, nil
 	}
 	fmt.Fprintf(progress, "  apt-get download %s\n", pkg)
-	out, err := runIn(dir, "apt-get", "download", pkg)
+	out, err := runIn(ctx, dir, "apt-get", "download", pkg)
 	if err != nil {
 		fmt.Fprintf(progress, "  apt-get download failed, running apt-get update first\n")
-		if upd, uerr := runIn(dir, "apt-get", "update"); uerr != nil {
+		if upd, uerr := runIn(ctx, dir, "apt-get", "update"); uerr != nil {
 			return "", fmt.Errorf("apt-get update: %w: %s", uerr, lastLines(upd, 3))
 		}
-		if out, err = runIn(dir, "apt-get", "download", pkg); err != nil {
+		if out, err = runIn(ctx, dir, "apt-get", "download", pkg); err != nil {
 			return "", fmt.Errorf("apt-get download %s: %w: %s", pkg, err, lastLines(out, 3))
 		}
 	}
@@ -82,8 +83,8 @@ func findDeb(dir, pkg string) string {
 	return m[len(m)-1]
 }
 
-func runIn(dir, name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
+func runIn(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	return string(out), err

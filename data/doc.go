@@ -8,7 +8,7 @@
 //
 // # Stand-in corpora (no internet needed)
 //
-// Prepare(home, name, progress) fetches a Debian package with `apt-get download` (running
+// Prepare(ctx, home, name, progress) fetches a Debian package with `apt-get download` (running
 // `apt-get update` once if apt has no lists), unpacks it with `dpkg-deb -x` under $ECPI_HOME/debs
 // without installing it or its dependencies, cleans the text and writes
 // $ECPI_HOME/data/<name>/{train,valid,test}.txt and meta.json (source, version, split rule, bytes).
@@ -31,7 +31,7 @@
 //
 // # Real benchmarks (need internet)
 //
-// Fetch(home, Remote, progress) downloads once into $ECPI_HOME/cache, checks the SHA-256 (or the
+// Fetch(ctx, home, Remote, progress) downloads once into $ECPI_HOME/cache, checks the SHA-256 (or the
 // publisher's MD5) and renames into place. On top of it: FetchWikiText103 (wiki.*.tokens inside
 // wikitext-103-v1.zip), FetchPG19Books + LoadPG19 (PG-19's {train,validation,test}/<id>.txt),
 // FetchCIFAR10 (data_batch_N.bin/test_batch.bin records of 1 label byte + 3072 pixels), FetchIDXSet

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,7 +32,7 @@ var httpClient = &http.Client{Transport: &http.Transport{
 // is written to a temporary file, checked against r.Digest and only then renamed into place, so the
 // cache never holds a partial or wrong file; a file already cached is trusted (it was checked when it
 // arrived) and no request is made.
-func Fetch(home string, r Remote, progress io.Writer) (string, error) {
+func Fetch(ctx context.Context, home string, r Remote, progress io.Writer) (string, error) {
 	path := filepath.Join(home, "cache", r.Name)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
@@ -44,7 +45,11 @@ func Fetch(home string, r Remote, progress io.Writer) (string, error) {
 		return "", fmt.Errorf("%s: %w", r.Name, err)
 	}
 	fmt.Fprintf(progress, "  downloading %s\n", r.URL)
-	resp, err := httpClient.Get(r.URL)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
+	if err != nil {
+		return "", fmt.Errorf("download %s: %w", r.URL, err)
+	}
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("download %s: %w", r.URL, err)
 	}

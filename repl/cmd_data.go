@@ -48,7 +48,7 @@ func init() {
 			IntOption("count", "4", "examples shown (at most 16)", option.AtLeast(1)),
 			IntOption("pool", "0", "image sets: average over pool×pool squares first, as train's pool= (0: none)", option.AtLeast(0)),
 		},
-		Run:     runDataShow,
+		Run: runDataShow,
 	})
 }
 
@@ -121,7 +121,7 @@ func runDataPrepare(c *Call) error {
 		if err := c.Ctx.Err(); err != nil {
 			return err
 		}
-		if err := data.Prepare(home, n, progress); err != nil {
+		if err := data.Prepare(c.Ctx, home, n, progress); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -75,7 +76,7 @@ func newBadFixture(t *testing.T) *badFixture {
 func preparedHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
-	if err := data.Prepare(home, "opticks", io.Discard); err != nil {
+	if err := data.Prepare(context.Background(), home, "opticks", io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	return home

@@ -27,7 +27,7 @@ func home(t testing.TB) string {
 	homeOnce.Do(func() {
 		testHome, homeErr = os.MkdirTemp("", "ecpi-train-test")
 		if homeErr == nil {
-			homeErr = data.Prepare(testHome, "opticks", io.Discard)
+			homeErr = data.Prepare(context.Background(), testHome, "opticks", io.Discard)
 		}
 	})
 	if homeErr != nil {
