@@ -24,10 +24,6 @@ func show(id string, data bundle, metadata map[string]any) {
 	gonbui.SendData(&protocol.DisplayData{Data: data, Metadata: metadata, DisplayID: id})
 }
 
-// ShowHTML displays an HTML fragment. Untrusted notebooks sanitise it: keep
-// figures out of it (ShowPNG, Plot.Show).
-func ShowHTML(html string) { show("", bundle{protocol.MIMETextHTML: html}, nil) }
-
 // ShowPNG displays a PNG image in the cell's output.
 func ShowPNG(png []byte) { show("", bundle{protocol.MIMEImagePNG: png}, nil) }
 
@@ -40,17 +36,6 @@ func ShowMarkdown(md string) { show("", markdown(md), nil) }
 func markdown(md string) bundle {
 	return bundle{protocol.MIMETextMarkdown: md, protocol.MIMETextPlain: strings.NewReplacer("**", "", "`", "").Replace(md)}
 }
-
-// InNotebook reports whether the program runs inside a GoNB cell.
-func InNotebook() bool { return gonbui.IsNotebook }
-
-// ShowPlot displays a plot; a non-empty id makes it a display that later
-// calls with the same id redraw.
-func ShowPlot(id string, p Plot) { showFigure(id, p) }
-
-// ShowText displays plain text as an output of its own; with an id, later
-// calls replace it.
-func ShowText(id, text string) { show(id, bundle{protocol.MIMETextPlain: text}, nil) }
 
 // ShowPNGCaptioned displays a PNG with a caption (Markdown, with its plain
 // text for untrusted notebooks) under it.
