@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -42,4 +43,17 @@ func fmtInts(xs []int32) string {
 		b.WriteByte(byte(x))
 	}
 	return b.String()
+}
+
+func TestPoolPixelsAverages(t *testing.T) {
+	got, err := PoolPixels([]int32{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150}, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{25, 45, 105, 125}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("PoolPixels = %v, want %v", got, want)
+	}
+	if _, err := PoolPixels(make([]int32, 16), 4, 3); err == nil {
+		t.Error("pool=3 of a 4×4 image was accepted")
+	}
 }

@@ -88,9 +88,16 @@ func dataExamples(name string, count, pool int) ([]DataExample, error) {
 		if err != nil {
 			return nil, err
 		}
+		side := data.DefaultShapes.Side
 		var out []DataExample
 		for _, p := range pairs {
-			out = append(out, DataExample{Text: p.Text, Pixels: square(p.Image, data.DefaultShapes.Side)})
+			image := p.Image
+			if pool > 1 {
+				if image, err = data.PoolPixels(image, side, pool); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, DataExample{Text: p.Text, Pixels: square(image, side/max(pool, 1))})
 		}
 		return out, nil
 	case name == showListOps:

@@ -42,7 +42,14 @@ type matchTask struct {
 // derives the caption encoder from the image encoder's config.
 func newMatchTask(o Options, cfg models.Config) (*matchTask, models.Config, error) {
 	shapes := data.DefaultShapes
-	pixels := shapes.Side * shapes.Side
+	side := shapes.Side
+	if o.Pool > 1 {
+		if side%o.Pool != 0 {
+			return nil, cfg, fmt.Errorf("pool=%d must divide the %d×%d images of %s", o.Pool, side, side, o.Data)
+		}
+		side /= o.Pool
+	}
+	pixels := side * side
 	if cfg.SeqLen != 0 && cfg.SeqLen != pixels {
 		return nil, cfg, fmt.Errorf("option n=%d: data %s has images of %d pixels, which sets n (leave n out)", cfg.SeqLen, o.Data, pixels)
 	}
@@ -62,7 +69,13 @@ func newMatchTask(o Options, cfg models.Config) (*matchTask, models.Config, erro
 		for i := range sizes[split] {
 			p := all[next]
 			next++
-			splits[split] = append(splits[split], data.Example{Tokens: append(slices.Clone(p.Image), p.Caption...), Label: int32(i)})
+			image := slices.Clone(p.Image)
+			if o.Pool > 1 {
+				if image, err = data.PoolPixels(p.Image, shapes.Side, o.Pool); err != nil {
+					return nil, cfg, err
+				}
+			}
+			splits[split] = append(splits[split], data.Example{Tokens: append(image, p.Caption...), Label: int32(i)})
 		}
 	}
 	examples, err := newExampleSet(splits, o, pixels+shapes.CaptionLen)

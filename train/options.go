@@ -19,7 +19,7 @@ type Options struct {
 	Tokenizer string        `json:"tokenizer"`      // byte | gpt2 (LM and passkey)
 	Examples  int           `json:"examples"`       // generated sets: training examples (0: the set's default)
 	Distance  int           `json:"distance"`       // passkey, assoc: tokens from the fact to the answer (0: n/2)
-	Pool      int           `json:"pool,omitempty"` // image sets: average over Pool×Pool squares first (0: none)
+	Pool      int           `json:"pool,omitempty"` // image sets and shapes: average over Pool×Pool squares first (0: none)
 	Home      string        `json:"-"`              // $ECPI_HOME: data, runs
 
 	Steps       int     `json:"steps"` // optimizer steps
@@ -64,7 +64,7 @@ var optionTable = option.Table[Options]{
 	option.Choice("tokenizer", "tokenizer of text corpora and of passkey", data.TokenizerNames, func(o *Options) *string { return &o.Tokenizer }),
 	option.Int("examples", "generated sets (listops, pathfinder, passkey, assoc): training examples, valid and test a tenth each (0: 10000)", func(o *Options) *int { return &o.Examples }, option.AtLeast(0)),
 	option.Int("distance", "passkey, assoc: tokens between the fact and the end of the prompt (0: n/2)", func(o *Options) *int { return &o.Distance }, option.AtLeast(0)),
-	option.Int("pool", "image sets: average pixels over pool×pool squares first (2: 28×28 → 14×14, 196 steps; 0: none)", func(o *Options) *int { return &o.Pool }, option.AtLeast(0)),
+	option.Int("pool", "image sets and shapes: average pixels over pool×pool squares first (2: 28×28 → 14×14, 196 steps; 0: none)", func(o *Options) *int { return &o.Pool }, option.AtLeast(0)),
 	option.Int("steps", "optimizer steps (resume: the total to reach)", func(o *Options) *int { return &o.Steps }, option.AtLeast(1)),
 	option.Int("batch", "sequences per micro-batch", func(o *Options) *int { return &o.Batch }, option.AtLeast(1)),
 	option.Int("accum", "micro-batches accumulated per optimizer step", func(o *Options) *int { return &o.Accum }, option.AtLeast(1)),
