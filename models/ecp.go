@@ -26,7 +26,10 @@ import (
 // The family follows the authors' ECPAttentionTransformer: one projection
 // serves as keys and values (no bias, no norm), RoPE on queries and keys/values
 // in layer 0 only, two output projections (one for half-segment 0, which has
-// no previous half, one for the rest), loss on every position.
+// no previous half, one for the rest), loss on every position. Two options
+// undo those choices one at a time, to measure what each costs against dense
+// attention (which rotates every layer and projects keys and values apart):
+// rope=every and kv=separate.
 type ECP struct {
 	HalfSegment int // h
 }
@@ -67,17 +70,29 @@ func (e ECP) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 // ecpOptions are the ECP family's own options.
 type ecpOptions struct {
 	HalfSegment int
+	RoPE        string // ropeFirst (the authors') or ropeEvery
+	KV          string // kvShared (the authors') or kvSeparate
 }
+
+// The values of the ECP options that depart from the authors' code.
+const (
+	ropeFirst, ropeEvery = "first", "every"
+	kvShared, kvSeparate = "shared", "separate"
+)
 
 func init() {
 	Register(Spec[ecpOptions]{
 		Name: "ecp", Order: 4, Benchmark: true, Headline: true, Default: true,
 		Paper:    "ECP (arXiv 2412.06106)",
 		Summary:  "Efficient Context Propagating Perceiver: paired half-segments, history refined every layer",
-		Defaults: ecpOptions{HalfSegment: 64},
+		Defaults: ecpOptions{HalfSegment: 64, RoPE: ropeFirst, KV: kvShared},
 		Options: option.Table[ecpOptions]{
 			option.Int("half_segment", "half-segment h: a query sees its own half-segment causally and the previous one whole (must divide n; the authors' code calls it a segment)",
 				func(o *ecpOptions) *int { return &o.HalfSegment }, option.AtLeast(1)).Alias("segment"),
+			option.Choice("rope", "rotary positions in the first layer only (the authors' code) or in every layer", []string{ropeFirst, ropeEvery},
+				func(o *ecpOptions) *string { return &o.RoPE }),
+			option.Choice("kv", "one projection serves as keys and values (the authors' code), or one each", []string{kvShared, kvSeparate},
+				func(o *ecpOptions) *string { return &o.KV }),
 		},
 		Validate: func(c Config, o ecpOptions) error {
 			if c.SeqLen%o.HalfSegment != 0 {
@@ -88,7 +103,8 @@ func init() {
 		Layers: func(c Config, o ecpOptions) []Layer {
 			layers := make([]Layer, c.Layers)
 			for i := range layers {
-				layers[i] = Layer{Pattern: ECP{HalfSegment: o.HalfSegment}, SeqLen: c.SeqLen, RoPE: i == 0, Attention: ecpAttention}
+				layers[i] = Layer{Pattern: ECP{HalfSegment: o.HalfSegment}, SeqLen: c.SeqLen, RoPE: i == 0 || o.RoPE == ropeEvery,
+					Attention: ecpAttention(o.KV == kvSeparate)}
 			}
 			return layers
 		},
@@ -101,13 +117,27 @@ func init() {
 }
 
 // ecpAttention is the authors' ECPAttention: one projection serves as keys and
-// values, RoPE on both in layer 0, and two output projections.
-func ecpAttention(b *Block, x *graph.Node) *graph.Node {
+// values (unless separateKV), RoPE on both where the layer rotates, and two
+// output projections.
+func ecpAttention(separateKV bool) func(b *Block, x *graph.Node) *graph.Node {
+	return func(b *Block, x *graph.Node) *graph.Node {
+		q := b.Rotate(b.Heads(b.Project("query", x)))
+		var k, v *graph.Node
+		if separateKV {
+			k, v = b.Rotate(b.Heads(b.Project("key", x))), b.Heads(b.Project("value", x))
+		} else {
+			k = b.Rotate(b.Heads(b.Project("key_value", x)))
+			v = k
+		}
+		b.Observe(q, k, nil)
+		return ecpOutputs(b, x, b.Attend(q, k, v))
+	}
+}
+
+// ecpOutputs projects half-segment 0's rows (which have no previous half) with
+// their own output projection and the rest with another.
+func ecpOutputs(b *Block, x, out *graph.Node) *graph.Node {
 	halfSegment := b.Layer.Pattern.(ECP).HalfSegment
-	q := b.Rotate(b.Heads(b.Project("query", x)))
-	kv := b.Rotate(b.Heads(b.Project("key_value", x)))
-	b.Observe(q, kv, nil)
-	out := b.Attend(q, kv, kv)
 	if b.Decoding() { // one row: the projection of its half-segment
 		first := b.Output("output_first", out)
 		if b.Model.Config.SeqLen == halfSegment {

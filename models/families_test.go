@@ -27,6 +27,7 @@ var familyCases = []map[string]string{
 	{"model": "s2", "group": "6", "n": "18", "heads": "3", "dim": "12"},
 	{"model": "ecp", "half_segment": "8"},
 	{"model": "ecp", "half_segment": "1", "n": "5", "heads": "2", "dim": "8"},
+	{"model": "ecp", "half_segment": "8", "rope": "every", "kv": "separate"},
 	{"model": "pi", "window": "4", "skip_period": "6", "skips": "3", "head_phase": "true"},
 	{"model": "pi", "window": "4", "skip_period": "6", "skips": "3", "n": "40"},
 	{"model": "pi", "window": "4", "skip_period": "4", "skips": "4", "fusion": "mix", "n": "33"},
