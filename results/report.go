@@ -59,8 +59,8 @@ mode; do not edit it by hand. Every number below was measured by ecpi on the mac
 (docs/data-sources.md); the models have 10⁵–10⁶ parameters and train for minutes, against the papers' 10⁸ parameters and
 days. Orderings and trends can be compared with the papers, absolute figures cannot. Language-model losses here are per
 *byte*; the papers' perplexities are per WordPiece token. Every language model is scored with ecpi's protocol
-(`protocol=ecpi`, the default: windows of n+1 bytes at stride n/2, each target of the split scored once, with the
-most context the window gives it); `eval protocol=authors` reproduces the ECP authors' averaging instead. Means are over seeds, ± one standard error; a claim
+(` + "`protocol=ecpi`" + `, the default: windows of n+1 bytes at stride n/2, each target of the split scored once, with
+the most context the window gives it); ` + "`eval protocol=authors`" + ` reproduces the ECP authors' averaging instead. Means are over seeds, ± one standard error; a claim
 *reproduces* when ours points the paper's way by more than two standard errors, is *opposite* when it points the other
 way by as much, and is *inconclusive* otherwise.
 
