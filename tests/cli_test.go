@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -76,6 +77,38 @@ func TestBenchAttentionJSONLines(t *testing.T) {
 	}
 	if lines != 6 {
 		t.Errorf("%d JSON lines, want one per variant and length (6):\n%s", lines, stdout)
+	}
+}
+
+// TestBenchAttentionMemory: memory=true measures each (variant, n) in a
+// process of its own and reports that process's peak resident memory, which
+// for dense attention grows with n.
+func TestBenchAttentionMemory(t *testing.T) {
+	stdout, stderr, code := run(t, "bench", "attention", "variants=full,local", "n=128,1024", "window=16",
+		"batch=1", "heads=2", "head_dim=8", "runs=1", "backend=go", "memory=true", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	peak := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var r struct {
+			Variant string  `json:"variant"`
+			N       int     `json:"n"`
+			PeakMB  float64 `json:"peak_mb"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %q is not JSON: %v", line, err)
+		}
+		if r.PeakMB < 1 {
+			t.Errorf("%s at n=%d: peak %v MB, want the measuring process's peak", r.Variant, r.N, r.PeakMB)
+		}
+		peak[fmt.Sprint(r.Variant, r.N)] = r.PeakMB
+	}
+	if len(peak) != 4 {
+		t.Fatalf("%d measurements, want 4:\n%s", len(peak), stdout)
+	}
+	if peak["full1024"] <= peak["full128"] {
+		t.Errorf("dense attention's peak memory did not grow from n=128 (%.0f MB) to n=1024 (%.0f MB)", peak["full128"], peak["full1024"])
 	}
 }
 
