@@ -139,10 +139,10 @@ func (b *Block) Position() *graph.Node { return b.decode.position }
 func (b *Block) attendDecoded(q, k, v, alpha *graph.Node) *graph.Node {
 	d := b.decode
 	g := q.Graph()
-	n := d.cacheKeys.Shape().Dim(2)
-	at := graph.Equal(graph.Iota(g, shapeInt32(1, 1, n, 1), 2), d.position) // the row to write
-	d.newKeys = graph.Where(at, graph.BroadcastToDims(k, d.cacheKeys.Shape().Dimensions...), d.cacheKeys)
-	d.newVals = graph.Where(at, graph.BroadcastToDims(v, d.cacheVals.Shape().Dimensions...), d.cacheVals)
+	zero := graph.ScalarZero(g, dtypes.Int32)
+	at := []*graph.Node{zero, zero, graph.ConvertDType(d.position, dtypes.Int32), zero} // the row to write
+	d.newKeys = graph.DynamicUpdateSlice(d.cacheKeys, k, at)
+	d.newVals = graph.DynamicUpdateSlice(d.cacheVals, v, at)
 	keys, values := gatherRows(d.newKeys, d.keys), gatherRows(d.newVals, d.keys)
 	scores := graph.Einsum("bhqd,bhkd->bhqk", graph.MulScalar(q, 1/math.Sqrt(float64(q.Shape().Dim(3)))), keys) // [B, H, 1, K]
 	valid := graph.Reshape(d.valid, 1, d.valid.Shape().Dim(0), 1, d.valid.Shape().Dim(1))
