@@ -62,6 +62,7 @@ func Serve(ctx context.Context, socket string, parent int, idle time.Duration) e
 		return fmt.Errorf("session server: %w", err)
 	}
 	defer os.Remove(socket)
+	defer removeIfEmpty(nb.LogPath(socket)) // a server that said nothing leaves no log behind
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	s := &server{session: repl.NewSession(), lastLine: time.Now()}
@@ -163,4 +164,11 @@ func (s *server) watch(ctx context.Context, stop func(), parent int, idle time.D
 // alive reports whether a process exists.
 func alive(pid int) bool {
 	return syscall.Kill(pid, 0) == nil || errors.Is(syscall.Kill(pid, 0), syscall.EPERM)
+}
+
+// removeIfEmpty removes the file at path when it holds nothing.
+func removeIfEmpty(path string) {
+	if info, err := os.Stat(path); err == nil && info.Size() == 0 {
+		os.Remove(path)
+	}
 }

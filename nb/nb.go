@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -182,7 +183,7 @@ func connect() (*http.Client, error) {
 			return client, nil
 		}
 	}
-	return nil, fmt.Errorf("the session server did not start within a minute; see %s", logPath(path))
+	return nil, fmt.Errorf("the session server did not start within a minute; see %s", LogPath(path))
 }
 
 func ping(client *http.Client) bool {
@@ -194,7 +195,8 @@ func ping(client *http.Client) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-func logPath(socket string) string { return socket[:len(socket)-len(".sock")] + ".log" }
+// LogPath is where the session server of socket writes its output.
+func LogPath(socket string) string { return strings.TrimSuffix(socket, ".sock") + ".log" }
 
 // start launches `ecpi serve` for this kernel, in its own session so that it
 // outlives the cell; ECPI_BIN names the binary (the kernel sets it), else the
@@ -210,7 +212,7 @@ func start(socket string) error {
 	if err := os.MkdirAll(filepath.Dir(socket), 0o755); err != nil {
 		return err
 	}
-	log, err := os.Create(logPath(socket))
+	log, err := os.Create(LogPath(socket))
 	if err != nil {
 		return err
 	}
