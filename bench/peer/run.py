@@ -1,0 +1,545 @@
+"""`make bench-peer`: ecpi and its PyTorch twins side by side, interleaved.
+
+Every measurement is its own process. A round visits every cell (one
+attention variant at one length, or one model family at one size) and, in
+each cell, measures ecpi (Go backend, XLA backend) and PyTorch (1 thread, 2
+threads) one after the other, in an order that rotates from round to round,
+so slow drifts of the machine's load fall on both sides alike. The table
+reports per cell the median over rounds. Load average, machine, versions
+and every raw measurement go to bench/peer/results/<date>.json.
+
+    python bench/peer/run.py --quick        # a few minutes
+    python bench/peer/run.py                # the full comparison (hours on 2 busy cores)
+    python bench/peer/run.py --help         # every option
+
+Times: ratio = PyTorch time / ecpi time for attention, ecpi tokens/s /
+PyTorch tokens/s for training: >= 1.0 means ecpi is at least as fast.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ATTENTION_VARIANTS = ("full", "local", "ecp", "s2", "pi", "longformer", "bigbird")
+FAMILIES = ("ecp", "local", "pi", "full")
+ATTENTION_FORMS = {"quick": "matmul:eager,sdpa:eager", "full": "matmul:eager,sdpa:eager,matmul:compile"}
+TRAIN_MODES = {"quick": "eager", "full": "eager,compile"}
+
+
+def loadavg():
+    return list(os.getloadavg())
+
+
+class Runner:
+    """Starts measurements, keeps every raw record, logs stderr."""
+
+    def __init__(self, args, log):
+        self.args, self.log, self.records = args, log, []
+
+    def run(self, cmd, env=None, tag=None):
+        """Runs one measurement process; returns (its JSON lines, max RSS in MB, seconds, error)."""
+        load = loadavg()
+        start = time.time()
+        full_env = dict(os.environ, **(env or {}))
+        out_path = self.log.name + ".out"
+        with open(out_path, "w") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=self.log, env=full_env, cwd=ROOT)
+            try:
+                _, status, usage = self._wait(proc)
+                code = os.waitstatus_to_exitcode(status)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                code = "timeout"
+        seconds = time.time() - start
+        lines = []
+        text = open(out_path).read()
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    lines.append(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+        error = None if code == 0 else f"exit {code}: {self._tail()}"
+        self.log.write(f"# {' '.join(cmd)} -> {code} in {seconds:.1f}s (load {load[0]:.2f})\n")
+        self.log.flush()
+        record = dict(tag=tag, cmd=cmd, load=load, seconds=seconds, max_rss_mb=usage.ru_maxrss / 1024,
+                      results=lines, error=error, at=datetime.datetime.now().isoformat(timespec="seconds"))
+        self.records.append(record)
+        return record
+
+    def _wait(self, proc):
+        deadline = time.time() + self.args.timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                return pid, status, usage
+            if time.time() > deadline:
+                raise subprocess.TimeoutExpired(proc.args, self.args.timeout)
+            time.sleep(0.05)
+
+    def _tail(self):
+        self.log.flush()
+        try:
+            with open(self.log.name) as f:
+                f.seek(max(0, os.path.getsize(self.log.name) - 400))
+                return " ".join(f.read().split())[-300:]
+        except OSError:
+            return ""
+
+
+# ---------------------------------------------------------------------------
+# What one side of a cell runs
+# ---------------------------------------------------------------------------
+
+
+def ecpi_attention(r, a, variant, n, backend):
+    cmd = [a.ecpi, "bench", "attention", f"variants={variant}", f"n={n}", f"runs={a.runs}", f"window={a.window}",
+           "--json", f"backend={backend}"]
+    rec = r.run(cmd, tag=("attention", variant, n, f"ecpi {backend}"))
+    rows = [x for x in rec["results"] if x.get("variant") == variant]
+    return dict(ms=rows[0]["ms"] if rows else None, compile_ms=rows[0].get("compile_ms") if rows else None,
+                rss_mb=rec["max_rss_mb"], error=rec["error"])
+
+
+def torch_env(threads):
+    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
+
+
+def torch_attention(r, a, variant, n, threads):
+    """All forms of the twin at this thread count; the best one and each one's time."""
+    forms = a.attention_forms.split(",")
+    impls = sorted({f.split(":")[0] for f in forms})
+    modes = sorted({f.split(":")[1] for f in forms})
+    cmd = [a.python, os.path.join(HERE, "peer.py"), "attention", f"--variant={variant}", f"--n={n}", f"--runs={a.runs}",
+           f"--window={a.window}", f"--threads={threads}", f"--impls={','.join(impls)}", f"--modes={','.join(modes)}"]
+    rec = r.run(cmd, env=torch_env(threads), tag=("attention", variant, n, f"torch {threads}t"))
+    by_form = {}
+    for x in rec["results"]:
+        form = f"{x['impl']}:{'compile' if x['compile'] else 'eager'}"
+        if form in forms and x.get("ms") is not None:
+            by_form[form] = x["ms"]
+    first = rec["results"][0] if rec["results"] else {}
+    return dict(forms=by_form, rss_mb=first.get("peak_rss_mb"), rss_form=f"{first.get('impl')}:eager" if first else None,
+                error=rec["error"] or next((x.get("error") for x in rec["results"] if x.get("error")), None))
+
+
+def ecpi_train(r, a, family, size, backend):
+    steps = a.steps_small if size == "small" else a.steps_large
+    extra = a.ecpi_large_args.split() if size == "large" else []
+    if size == "large" and not extra:
+        return dict(tokens_per_s=None, error="no --ecpi-large-args given")
+    cmd = [a.ecpi, "bench", "train", f"model={family}", f"steps={steps}", "--json", f"backends={backend}"] + extra
+    rec = r.run(cmd, tag=("train", family, size, f"ecpi {backend}"))
+    rows = [x for x in rec["results"] if "tokens_per_s" in x]
+    return dict(tokens_per_s=rows[0]["tokens_per_s"] if rows else None, ms_per_step=rows[0].get("ms_per_step") if rows else None,
+                compile_ms=rows[0].get("compile_ms") if rows else None, error=None if rows else rec["error"] or "no result")
+
+
+def torch_train(r, a, family, size, threads):
+    steps = a.steps_small if size == "small" else a.steps_large
+    cmd = [a.python, os.path.join(HERE, "peer.py"), "train", f"--family={family}", f"--size={size}", f"--steps={steps}",
+           f"--threads={threads}", f"--modes={a.train_modes}"]
+    rec = r.run(cmd, env=torch_env(threads), tag=("train", family, size, f"torch {threads}t"))
+    out = dict(modes={}, error=rec["error"])
+    for x in rec["results"]:
+        mode = "compile" if x["compile"] else "eager"
+        out["flops_per_step"] = x.get("flops_per_step")
+        if x.get("tokens_per_s"):
+            out["modes"][mode] = x["tokens_per_s"]
+            out[f"{mode}_first_ms"] = x.get("first_ms")
+        elif x.get("error"):
+            out["error"] = f"{mode}: {x['error']}"
+    return out
+
+
+def torch_peak(r, a, threads):
+    rec = r.run([a.python, os.path.join(HERE, "peer.py"), "peak", f"--threads={threads}"], env=torch_env(threads),
+                tag=("peak", threads))
+    return rec["results"][0]["gflops"] if rec["results"] else None
+
+
+# ---------------------------------------------------------------------------
+# Rounds, medians, the table
+# ---------------------------------------------------------------------------
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def rotate(items, k):
+    k %= len(items)
+    return items[k:] + items[:k]
+
+
+def plan(a):
+    """The cells of a round, in order: (work, variant or family, n or size)."""
+    cells = []
+    if "attention" in a.only:
+        cells += [("attention", variant, n) for n in a.n for variant in a.variants]
+    if "train" in a.only:
+        cells += [("train", family, size) for size in a.sizes for family in a.families]
+    return cells
+
+
+def measure(r, a, key, side, cell):
+    """One side (ecpi backend or PyTorch thread count) of one cell, appended to the cell."""
+    work, what, size = key
+    kind, which = side
+    if work == "attention" and kind == "ecpi":
+        cell.setdefault(f"ecpi {which}", []).append(ecpi_attention(r, a, what, size, which))
+    elif work == "attention":
+        cell.setdefault(f"torch {which}t", []).append(torch_attention(r, a, what, size, which))
+        if what == "full":  # the dense baseline a user would pick, next to the naive twin
+            cell.setdefault(f"sdpa {which}t", []).append(torch_attention(r, a, "sdpa", size, which))
+    elif kind == "ecpi":
+        cell.setdefault(f"ecpi {which}", []).append(ecpi_train(r, a, what, size, which))
+    else:
+        cell.setdefault(f"torch {which}t", []).append(torch_train(r, a, what, size, which))
+
+
+def run_rounds(a, r):
+    cells = {}
+    sides = [("ecpi", b) for b in a.backends] + [("torch", t) for t in a.threads]
+    peaks = {t: [] for t in a.threads}
+    for rnd in range(a.rounds):
+        print(f"round {rnd + 1}/{a.rounds}  load {loadavg()[0]:.2f}", flush=True)
+        for t in a.threads:
+            peaks[t].append(torch_peak(r, a, t))
+        for step, key in enumerate(plan(a)):
+            cell = cells.setdefault(key, {})
+            for side in rotate(sides, rnd + step):  # who goes first changes from cell to cell and round to round
+                measure(r, a, key, side, cell)
+            summary = summary_att(cell) if key[0] == "attention" else summary_train(cell)
+            print(f"  {key[0]} {key[1]:<10} {key[2]:<6} {summary}", flush=True)
+    return cells, {t: median(v) for t, v in peaks.items()}
+
+
+def best_torch_attention(cell, prefix="torch"):
+    """The fastest (form, threads) by median over rounds: (ms, label, per-thread best)."""
+    per = {}
+    for key, ms in cell.items():
+        if not key.startswith(prefix + " "):
+            continue
+        threads = key.split()[1]
+        forms = {}
+        for m in ms:
+            for form, v in m["forms"].items():
+                forms.setdefault(form, []).append(v)
+        for form, vs in forms.items():
+            per[(form, threads)] = median(vs)
+    if not per:
+        return None, None, per
+    (form, threads), ms = min(per.items(), key=lambda kv: kv[1])
+    return ms, f"{form} {threads}", per
+
+
+def summary_att(cell):
+    parts = []
+    for key, ms in cell.items():
+        if key.startswith("ecpi"):
+            parts.append(f"{key} {fmt(median([m['ms'] for m in ms]), 'ms')}")
+    best, label, _ = best_torch_attention(cell)
+    parts.append(f"torch best {fmt(best, 'ms')} ({label})")
+    return "  ".join(parts)
+
+
+def best_torch_train(cell):
+    per = {}
+    for key, ms in cell.items():
+        if key.startswith("torch "):
+            for mode in ("eager", "compile"):
+                v = median([m["modes"].get(mode) for m in ms])
+                if v is not None:
+                    per[(mode, key.split()[1])] = v
+    if not per:
+        return None, None, per
+    (mode, threads), v = max(per.items(), key=lambda kv: kv[1])
+    return v, f"{mode} {threads}", per
+
+
+def summary_train(cell):
+    parts = [f"{k} {fmt(median([m['tokens_per_s'] for m in v]), 'tok/s')}" for k, v in cell.items() if k.startswith("ecpi")]
+    best, label, _ = best_torch_train(cell)
+    parts.append(f"torch best {fmt(best, 'tok/s')} ({label})")
+    return "  ".join(parts)
+
+
+def fmt(v, unit="", digits=None):
+    if v is None:
+        return "—"
+    if unit == "ms":
+        return f"{v:.0f} ms" if v >= 100 else f"{v:.1f} ms"
+    if unit == "tok/s":
+        return f"{v:,.0f}"
+    if unit == "x":
+        return f"{v:.2f}×"
+    if unit == "%":
+        return f"{100 * v:.1f} %"
+    if unit == "MB":
+        return f"{v:,.0f}"
+    return str(v)
+
+
+def mark(ok):
+    return "—" if ok is None else ("✅" if ok else "❌")
+
+
+def growth_exponent(points):
+    """Slope of log(memory) against log(n) between the shortest and longest n."""
+    points = [(n, m) for n, m in points if m is not None and m > 0]
+    if len(points) < 2:
+        return None
+    (n0, m0), (n1, m1) = points[0], points[-1]
+    import math
+    return math.log(m1 / m0) / math.log(n1 / n0)
+
+
+def report(a, cells, peaks, meta):
+    """The Markdown tables and the target marks; returns (text, summary dict)."""
+    out, targets = [], []
+    out.append(f"Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores, {meta['mem_gb']:.0f} GB), "
+               f"load average {meta['load_before'][0]:.2f} before / {meta['load_after'][0]:.2f} after "
+               f"(median at measurement start {meta['load_median']:.2f}); {meta['mode']} mode: {a.rounds} round(s), "
+               f"median per cell; ecpi {meta['ecpi_commit']}, PyTorch {meta['torch']}.")
+    out.append("")
+    baseline = meta.get("ecpi_rss_baseline_mb", {})
+    att = {k: v for k, v in cells.items() if k[0] == "attention"}
+    if att:
+        out.append(f"**Attention layer, forward+backward** (B=2, H=4, dh=32, window {a.window}; ms, median of "
+                   f"{a.runs} runs after a warm-up, then median over rounds). ratio = PyTorch best / ecpi best "
+                   "(≥ 1.0: ecpi at least as fast). PyTorch best = fastest of "
+                   f"{a.attention_forms.replace(',', ', ')} at {', '.join(map(str, a.threads))} thread(s). "
+                   "Peak MB: max RSS growth during the measurement (ecpi: the process's max RSS minus that of a tiny "
+                   "run on the same backend; PyTorch: the matmul form's eager run, `ru_maxrss` delta).")
+        out.append("")
+        cols = [f"ecpi {b}" for b in a.backends]
+        out.append("| variant | n | " + " | ".join(cols) + " | PyTorch best (form, threads) | PyTorch 1t / 2t best | ratio | ≥ 1.0 | peak MB ecpi " + " / ".join(a.backends) + " / PyTorch |")
+        out.append("|---|---|" + "---|" * len(cols) + "---|---|---|---|---|")
+        full_rows = []
+        for (kind, variant, n), cell in sorted(att.items(), key=lambda kv: (ATTENTION_VARIANTS.index(kv[0][1]), kv[0][2])):
+            ecpi = {b: median([m["ms"] for m in cell.get(f"ecpi {b}", [])]) for b in a.backends}
+            mem = {b: median([m["rss_mb"] for m in cell.get(f"ecpi {b}", []) if m["ms"] is not None]) for b in a.backends}
+            mem = {b: (v - baseline.get(b, 0)) if v is not None else None for b, v in mem.items()}
+            best_ecpi = min([v for v in ecpi.values() if v is not None], default=None)
+            torch_best, label, per = best_torch_attention(cell)
+            per_t = " / ".join(fmt(min([v for (f, t), v in per.items() if t == f"{th}t"], default=None), "ms") for th in a.threads)
+            torch_mem = median([m["rss_mb"] for m in cell.get(f"torch {a.threads[0]}t", [])])
+            if variant == "full":
+                sdpa, sdpa_label, _ = best_torch_attention(cell, "sdpa")
+                sdpa_mem = median([m["rss_mb"] for m in cell.get(f"sdpa {a.threads[0]}t", [])])
+                full_rows.append((n, ecpi, best_ecpi, sdpa, sdpa_label, torch_best, label, mem, sdpa_mem, torch_mem))
+                ratio = sdpa / best_ecpi if sdpa and best_ecpi else None
+                ok = ratio is not None and ratio >= 1 / 1.5
+                targets.append(dict(target="full attention within 1.5× of SDPA", cell=f"n={n}", value=ratio, met=None if ratio is None else ok))
+                out.append(f"| full (vs SDPA is_causal) | {n} | " + " | ".join(fmt(ecpi[b], "ms") for b in a.backends) +
+                           f" | {fmt(sdpa, 'ms')} (SDPA {sdpa_label.split()[-1] if sdpa_label else ''}) | naive dense {fmt(torch_best, 'ms')} ({label}) | "
+                           f"{fmt(ratio, 'x')} | {mark(None if ratio is None else ok)} ≥ 0.67 | " +
+                           " / ".join(fmt(mem[b], "MB") for b in a.backends) + f" / {fmt(sdpa_mem, 'MB')} |")
+                continue
+            ratio = torch_best / best_ecpi if torch_best and best_ecpi else None
+            ok = None if ratio is None else ratio >= 1.0
+            targets.append(dict(target="sparse attention ≥ 1.0× PyTorch block form", cell=f"{variant} n={n}", value=ratio, met=ok))
+            out.append(f"| {variant} | {n} | " + " | ".join(fmt(ecpi[b], "ms") for b in a.backends) +
+                       f" | {fmt(torch_best, 'ms')} ({label}) | {per_t} | {fmt(ratio, 'x')} | {mark(ok)} | " +
+                       " / ".join(fmt(mem[b], "MB") for b in a.backends) + f" / {fmt(torch_mem, 'MB')} |")
+        if full_rows:
+            for b in a.backends:
+                e = growth_exponent([(row[0], row[7][b]) for row in full_rows])
+                ok = None if e is None else e <= 1.2
+                targets.append(dict(target=f"full attention peak memory linear in n (ecpi {b})", cell="", value=e, met=ok))
+            e = growth_exponent([(row[0], row[8]) for row in full_rows])
+            out.append("")
+            out.append("Full attention's peak memory grows as n^e between the shortest and longest n: " +
+                       ", ".join(f"ecpi {b} e = {fmt_e(growth_exponent([(row[0], row[7][b]) for row in full_rows]))}" for b in a.backends) +
+                       f", SDPA e = {fmt_e(e)} (linear: e ≈ 1, n×n scores: e ≈ 2).")
+        out.append("")
+    tr = {k: v for k, v in cells.items() if k[0] == "train"}
+    if tr:
+        peak = max([p for p in peaks.values() if p], default=None)
+        out.append(f"**Training** (tokens/s, median over rounds; ecpi: `bench train`, PyTorch: the twin, random bytes). "
+                   f"ratio = ecpi best / PyTorch best (≥ 1.0: ecpi at least as fast). Peak fp32 matmul "
+                   f"(torch.mm 2048², best of 10): " + ", ".join(f"{fmt_g(v)} GFLOP/s at {t} thread(s)" for t, v in peaks.items()) +
+                   f"; % peak = model FLOPs/s (6·matmul params·tokens + 12·dh·H·pairs·B per layer) / {fmt_g(peak)}.")
+        out.append("")
+        cols = [f"ecpi {b}" for b in a.backends]
+        torch_cols = [f"{m} {t}t" for m in a.train_modes.split(",") for t in a.threads]
+        out.append("| family | size | " + " | ".join(cols) + " | PyTorch " + " | ".join(torch_cols) + " | PyTorch best | ratio | ≥ 1.0 | % peak ecpi / PyTorch |")
+        out.append("|---|---|" + "---|" * (len(cols) + len(torch_cols)) + "---|---|---|---|")
+        for (kind, family, size), cell in sorted(tr.items(), key=lambda kv: (kv[0][2] != "small", FAMILIES.index(kv[0][1]))):
+            ecpi = {b: median([m["tokens_per_s"] for m in cell.get(f"ecpi {b}", [])]) for b in a.backends}
+            errors = {b: next((m["error"] for m in cell.get(f"ecpi {b}", []) if m.get("error")), None) for b in a.backends}
+            best_ecpi = max([v for v in ecpi.values() if v is not None], default=None)
+            torch_best, label, per = best_torch_train(cell)
+            flops = next((m.get("flops_per_step") for k, ms in cell.items() if k.startswith("torch") for m in ms if m.get("flops_per_step")), None)
+            from models import SIZES
+            tokens_per_step = SIZES[size]["batch"] * SIZES[size]["n"]
+            frac = lambda tps: tps * flops / tokens_per_step / 1e9 / peak if tps and flops and peak else None
+            ratio = best_ecpi / torch_best if best_ecpi and torch_best else None
+            ok = None if ratio is None else ratio >= 1.0
+            targets.append(dict(target="training ≥ 1.0× PyTorch", cell=f"{family} {size}", value=ratio, met=ok))
+            if size == "large":
+                f = frac(best_ecpi)
+                targets.append(dict(target="≥ 30 % of matmul peak, larger model", cell=family, value=f, met=None if f is None else f >= 0.30))
+            ecpi_cells = [fmt(ecpi[b], "tok/s") if ecpi[b] else ("n/a" if errors[b] else "—") for b in a.backends]
+            torch_cells = [fmt(per.get((m, f"{t}t")), "tok/s") for m in a.train_modes.split(",") for t in a.threads]
+            out.append(f"| {family} | {size} | " + " | ".join(ecpi_cells) + " | " + " | ".join(torch_cells) +
+                       f" | {label or '—'} | {fmt(ratio, 'x')} | {mark(ok)} | {fmt(frac(best_ecpi), '%')} / {fmt(frac(torch_best), '%')} |")
+        notes = sorted({f"{k}: {m['error'][:160]}" for (kind, fam, size), cell in tr.items() for k, ms in cell.items()
+                        for m in ms if m.get("error") and k.startswith("ecpi") and size == "large"})
+        if notes:
+            out.append("")
+            out.append("ecpi on the larger model: " + notes[0] + (f" (and {len(notes) - 1} more)" if len(notes) > 1 else ""))
+        out.append("")
+    out.append("**Targets (issue 12)**")
+    out.append("")
+    groups = {}
+    for t in targets:
+        groups.setdefault(t["target"], []).append(t)
+    for name, ts in groups.items():
+        met = [t for t in ts if t["met"]]
+        unknown = [t for t in ts if t["met"] is None]
+        missed = [t["cell"] or "" for t in ts if t["met"] is False]
+        line = f"- {name}: {len(met)}/{len(ts)} met"
+        if missed:
+            line += f"; not met: {', '.join(c for c in missed if c) or 'yes'}"
+        if unknown:
+            line += f"; not measured: {len(unknown)}"
+        out.append(line)
+    return "\n".join(out), targets
+
+
+def fmt_e(e):
+    return "—" if e is None else f"{e:.2f}"
+
+
+def fmt_g(v):
+    return "—" if v is None else f"{v:.0f}"
+
+
+# ---------------------------------------------------------------------------
+# Machine, versions
+# ---------------------------------------------------------------------------
+
+
+def machine_info(a):
+    cpu = platform.processor() or "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0.0
+    try:
+        mem = int(re.search(r"MemTotal:\s+(\d+)", open("/proc/meminfo").read()).group(1)) / 2 ** 20
+    except (OSError, AttributeError):
+        pass
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    simd = "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "no AVX2")
+    run = lambda cmd: subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    torch_version = run([a.python, "-c", "import torch; print(torch.__version__)"])
+    return dict(cpu=f"{cpu} ({simd})", cores=os.cpu_count(), mem_gb=mem, kernel=platform.release(),
+                ecpi_commit=run(["git", "rev-parse", "--short", "HEAD"]), torch=torch_version,
+                python=run([a.python, "-c", "import sys; print(sys.version.split()[0])"]),
+                doctor=run([a.ecpi, "doctor"]))
+
+
+def ecpi_baseline(r, a):
+    """Max RSS of a tiny `bench attention` run per backend: what ecpi's process costs before the work."""
+    base = {}
+    for b in a.backends:
+        rec = r.run([a.ecpi, "bench", "attention", "variants=local", "n=64", "window=16", "runs=1", "--json", f"backend={b}"],
+                    tag=("baseline", b))
+        base[b] = rec["max_rss_mb"]
+    return base
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="n=1024,4096, 1 round, 3 runs, small model, eager PyTorch only")
+    p.add_argument("--only", default="attention,train", help="attention, train or both")
+    p.add_argument("--variants", default=",".join(ATTENTION_VARIANTS))
+    p.add_argument("--n", help="attention lengths (default 1024,2048,4096,8192; quick 1024,4096)")
+    p.add_argument("--window", type=int, default=256)
+    p.add_argument("--families", default=",".join(FAMILIES))
+    p.add_argument("--sizes", help="small, large (default both; quick: small)")
+    p.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
+    p.add_argument("--runs", type=int, help="timed runs per attention measurement (default 5; quick 3)")
+    p.add_argument("--steps-small", type=int, default=10, help="timed training steps, small model")
+    p.add_argument("--steps-large", type=int, default=5, help="timed training steps, larger model")
+    p.add_argument("--threads", default="1,2", help="PyTorch thread counts")
+    p.add_argument("--attention-forms", help=f"PyTorch forms impl:mode (default {ATTENTION_FORMS['full']}; quick {ATTENTION_FORMS['quick']})")
+    p.add_argument("--train-modes", help=f"PyTorch training modes (default {TRAIN_MODES['full']}; quick {TRAIN_MODES['quick']})")
+    p.add_argument("--backends", default="go,xla:cpu", help="ecpi backends")
+    p.add_argument("--ecpi-large-args", default="size=large",
+                   help="options passed to `ecpi bench train` for the larger model (d=256, 4 layers, n=1024, H=4, batch 8, window 128)")
+    p.add_argument("--ecpi", default=os.path.join(ROOT, "bin", "ecpi"))
+    p.add_argument("--python", default=sys.executable, help="the Python with PyTorch")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds per measurement process")
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    a = p.parse_args()
+    mode = "quick" if a.quick else "full"
+    a.n = [int(x) for x in (a.n or ("1024,4096" if a.quick else "1024,2048,4096,8192")).split(",")]
+    a.sizes = (a.sizes or ("small" if a.quick else "small,large")).split(",")
+    a.rounds = a.rounds or (1 if a.quick else 3)
+    a.runs = a.runs or (3 if a.quick else 5)
+    if a.quick:
+        a.steps_small = min(a.steps_small, 5)
+    a.attention_forms = a.attention_forms or ATTENTION_FORMS[mode]
+    a.train_modes = a.train_modes or TRAIN_MODES[mode]
+    a.variants = a.variants.split(",")
+    a.families = a.families.split(",")
+    a.threads = [int(t) for t in a.threads.split(",")]
+    a.backends = a.backends.split(",")
+    a.only = a.only.split(",")
+    sys.path.insert(0, HERE)
+    os.makedirs(a.out, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M%S") + ("-quick" if a.quick else "")
+    base = os.path.join(a.out, stamp)
+    started = time.time()
+    meta = dict(date=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), mode=mode, load_before=loadavg())
+    with open(base + ".log", "w") as log:
+        r = Runner(a, log)
+        meta.update(machine_info(a))
+        print(f"bench-peer ({mode}): {meta['cpu']}, {meta['cores']} cores, load {meta['load_before'][0]:.2f}; "
+              f"ecpi {meta['ecpi_commit']}, PyTorch {meta['torch']}; raw log {base}.log", flush=True)
+        meta["ecpi_rss_baseline_mb"] = ecpi_baseline(r, a)
+        try:
+            cells, peaks = run_rounds(a, r)
+        finally:
+            meta["load_after"] = loadavg()
+            meta["seconds"] = time.time() - started
+            meta["load_median"] = median([rec["load"][0] for rec in r.records]) or 0.0
+            raw = dict(meta=meta, options={k: v for k, v in vars(a).items()}, records=r.records)
+            with open(base + ".json", "w") as f:
+                json.dump(raw, f, indent=1, default=str)
+    text, targets = report(a, cells, peaks, meta)
+    text += f"\n\nTotal time {meta['seconds'] / 60:.0f} min. Raw measurements: {os.path.relpath(base, ROOT)}.json"
+    raw.update(cells={" ".join(map(str, k)): v for k, v in cells.items()}, peaks=peaks, targets=targets, table=text)
+    with open(base + ".json", "w") as f:
+        json.dump(raw, f, indent=1, default=str)
+    with open(base + ".md", "w") as f:
+        f.write(text + "\n")
+    if os.path.exists(base + ".log.out"):
+        os.remove(base + ".log.out")
+    print()
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
