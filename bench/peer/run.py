@@ -131,7 +131,8 @@ def torch_attention(r, a, variant, n, threads):
         if form in forms and x.get("ms") is not None:
             by_form[form] = x["ms"]
     first = rec["results"][0] if rec["results"] else {}
-    return dict(forms=by_form, rss_mb=first.get("peak_rss_mb"), rss_form=f"{first.get('impl')}:eager" if first else None,
+    # The process's whole growth (masks, every form) bounds the first form's peak from above.
+    return dict(forms=by_form, rss_mb=first.get("peak_rss_mb"), process_rss_mb=rec["max_rss_mb"], rss_form=f"{first.get('impl')}:eager" if first else None,
                 error=rec["error"] or next((x.get("error") for x in rec["results"] if x.get("error")), None))
 
 
@@ -195,10 +196,43 @@ def plan(a):
     return cells
 
 
-def measure(r, a, key, side, cell):
+def mem_available_mb():
+    try:
+        return int(re.search(r"MemAvailable:\s+(\d+)", open("/proc/meminfo").read()).group(1)) / 1024
+    except (OSError, AttributeError):
+        return None
+
+
+def too_big(a, cells, variant, n, label):
+    """Dense n×n forms at a length whose predicted memory (the same side's peak at
+    the longest shorter n, times (n/n')²) exceeds --mem-fraction of MemAvailable:
+    a reason to skip (an out-of-memory kill could hit other work on the machine)."""
+    if variant != "full":
+        return None
+    shorter = [(m, x) for (w, v, m), cell in cells.items() if w == "attention" and v == variant and m < n
+               for x in cell.get(label, []) if x.get("process_rss_mb") or x.get("rss_mb")]
+    if not shorter:
+        return None
+    m, x = max(shorter, key=lambda t: t[0])
+    predicted, available = (x.get("process_rss_mb") or x["rss_mb"]) * (n / m) ** 2, mem_available_mb()
+    if available and predicted > a.mem_fraction * available:
+        return f"skipped: predicted {predicted / 1024:.1f} GB > {a.mem_fraction:.0%} of the {available / 1024:.1f} GB available"
+    return None
+
+
+def measure(r, a, key, side, cell, cells):
     """One side (ecpi backend or PyTorch thread count) of one cell, appended to the cell."""
     work, what, size = key
     kind, which = side
+    label = f"ecpi {which}" if kind == "ecpi" else f"torch {which}t"
+    skip = too_big(a, cells, what, size, label) if work == "attention" else None
+    if skip:
+        r.log.write(f"# {label} {what} n={size}: {skip}\n")
+        empty = dict(ms=None, rss_mb=None, error=skip) if kind == "ecpi" else dict(forms={}, rss_mb=None, error=skip)
+        cell.setdefault(label, []).append(empty)
+        if what == "full" and kind == "torch":  # SDPA is memory-light: it still runs
+            cell.setdefault(f"sdpa {which}t", []).append(torch_attention(r, a, "sdpa", size, which))
+        return
     if work == "attention" and kind == "ecpi":
         cell.setdefault(f"ecpi {which}", []).append(ecpi_attention(r, a, what, size, which))
     elif work == "attention":
@@ -222,7 +256,7 @@ def run_rounds(a, r):
         for step, key in enumerate(plan(a)):
             cell = cells.setdefault(key, {})
             for side in rotate(sides, rnd + step):  # who goes first changes from cell to cell and round to round
-                measure(r, a, key, side, cell)
+                measure(r, a, key, side, cell, cells)
             summary = summary_att(cell) if key[0] == "attention" else summary_train(cell)
             print(f"  {key[0]} {key[1]:<10} {key[2]:<6} {summary}", flush=True)
     return cells, {t: median(v) for t, v in peaks.items()}
@@ -356,6 +390,11 @@ def report(a, cells, peaks, meta):
             out.append(f"| {variant} | {n} | " + " | ".join(fmt(ecpi[b], "ms") for b in a.backends) +
                        f" | {fmt(torch_best, 'ms')} ({label}) | {per_t} | {fmt(ratio, 'x')} | {mark(ok)} | " +
                        " / ".join(fmt(mem[b], "MB") for b in a.backends) + f" / {fmt(torch_mem, 'MB')} |")
+        problems = sorted({f"{k} {variant} n={n}: {m['error'][:200]}" for (w, variant, n), cell in att.items()
+                           for k, ms in cell.items() for m in ms if m.get("error")})
+        if problems:
+            out.append("")
+            out.append("Not measured or failed: " + "; ".join(problems))
         if full_rows:
             for b in a.backends:
                 e = growth_exponent([(row[0], row[7][b]) for row in full_rows])
@@ -414,8 +453,8 @@ def report(a, cells, peaks, meta):
         unknown = [t for t in ts if t["met"] is None]
         missed = [t["cell"] or "" for t in ts if t["met"] is False]
         line = f"- {name}: {len(met)}/{len(ts)} met"
-        if missed:
-            line += f"; not met: {', '.join(c for c in missed if c) or 'yes'}"
+        if any(missed):
+            line += f"; not met: {', '.join(c for c in missed if c)}"
         if unknown:
             line += f"; not measured: {len(unknown)}"
         out.append(line)
@@ -491,6 +530,8 @@ def main():
     p.add_argument("--ecpi", default=os.path.join(ROOT, "bin", "ecpi"))
     p.add_argument("--python", default=sys.executable, help="the Python with PyTorch")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per measurement process")
+    p.add_argument("--mem-fraction", type=float, default=0.6,
+                   help="skip a dense n×n measurement whose predicted peak exceeds this share of MemAvailable")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     a = p.parse_args()
     mode = "quick" if a.quick else "full"
