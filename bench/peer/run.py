@@ -342,7 +342,18 @@ def growth_exponent(points):
     return math.log(m1 / m0) / math.log(n1 / n0)
 
 
-def report(a, cells, peaks, meta):
+def compile_times(records):
+    """Median seconds of torch.compile's first call (compilation included) per kind of work."""
+    firsts = {}
+    for rec in records:
+        for x in rec.get("results", []):
+            if x.get("compile") and x.get("first_ms"):
+                kind = x["work"] if x["work"] == "attention" else f"training, {x.get('size')} model"
+                firsts.setdefault(kind, []).append(x["first_ms"] / 1000)
+    return {k: (median(v), min(v), max(v)) for k, v in firsts.items()}
+
+
+def report(a, cells, peaks, meta, records=()):
     """The Markdown tables and the target marks; returns (text, summary dict)."""
     out, targets = [], []
     out.append(f"Measured {meta['date']} on {meta['cpu']} ({meta['cores']} cores, {meta['mem_gb']:.0f} GB), "
@@ -443,6 +454,12 @@ def report(a, cells, peaks, meta):
             out.append("")
             out.append("ecpi on the larger model: " + notes[0] + (f" (and {len(notes) - 1} more)" if len(notes) > 1 else ""))
         out.append("")
+    compiled = compile_times(records)
+    if compiled:
+        out.append("torch.compile, first call (compilation, then one step): " + "; ".join(
+            f"{kind} median {m:.0f} s (range {lo:.0f}–{hi:.0f} s)" for kind, (m, lo, hi) in compiled.items()) +
+            ". Inductor caches compiled graphs on disk, so later processes of the same shape compile faster.")
+        out.append("")
     out.append("**Targets (issue 12)**")
     out.append("")
     groups = {}
@@ -508,6 +525,20 @@ def ecpi_baseline(r, a):
     return base
 
 
+def rerender(path):
+    """The table of a saved run, from its JSON (after changes to the report)."""
+    sys.path.insert(0, HERE)
+    raw = json.load(open(path))
+    a = argparse.Namespace(**raw["options"])
+    cells = {}
+    for key, cell in raw["cells"].items():
+        work, what, size = key.split()
+        cells[(work, what, int(size) if work == "attention" else size)] = cell
+    peaks = {int(t): v for t, v in raw["peaks"].items()}
+    text, _ = report(a, cells, peaks, raw["meta"], raw["records"])
+    print(text + f"\n\nTotal time {raw['meta']['seconds'] / 60:.0f} min. Raw measurements: {os.path.relpath(path, ROOT)}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="n=1024,4096, 1 round, 3 runs, small model, eager PyTorch only")
@@ -533,7 +564,10 @@ def main():
     p.add_argument("--mem-fraction", type=float, default=0.6,
                    help="skip a dense n×n measurement whose predicted peak exceeds this share of MemAvailable")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--report", metavar="RESULTS.json", help="print the table of a saved run again (no measuring)")
     a = p.parse_args()
+    if a.report:
+        return rerender(a.report)
     mode = "quick" if a.quick else "full"
     a.n = [int(x) for x in (a.n or ("1024,4096" if a.quick else "1024,2048,4096,8192")).split(",")]
     a.sizes = (a.sizes or ("small" if a.quick else "small,large")).split(",")
@@ -569,7 +603,7 @@ def main():
             raw = dict(meta=meta, options={k: v for k, v in vars(a).items()}, records=r.records)
             with open(base + ".json", "w") as f:
                 json.dump(raw, f, indent=1, default=str)
-    text, targets = report(a, cells, peaks, meta)
+    text, targets = report(a, cells, peaks, meta, r.records)
     text += f"\n\nTotal time {meta['seconds'] / 60:.0f} min. Raw measurements: {os.path.relpath(base, ROOT)}.json"
     raw.update(cells={" ".join(map(str, k)): v for k, v in cells.items()}, peaks=peaks, targets=targets, table=text)
     with open(base + ".json", "w") as f:
