@@ -50,9 +50,9 @@ class Runner:
         load = loadavg()
         start = time.time()
         full_env = dict(os.environ, **(env or {}))
-        out_path = self.log.name + ".out"
-        with open(out_path, "w") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=self.log, env=full_env, cwd=ROOT)
+        out_path, err_path = self.log.name + ".out", self.log.name + ".err"
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=full_env, cwd=ROOT)
             try:
                 _, status, usage = self._wait(proc)
                 code = os.waitstatus_to_exitcode(status)
@@ -62,19 +62,28 @@ class Runner:
                 code = "timeout"
         seconds = time.time() - start
         lines = []
-        text = open(out_path).read()
-        for line in text.splitlines():
+        for line in open(out_path).read().splitlines():
             line = line.strip()
             if line.startswith("{"):
                 try:
                     lines.append(json.loads(line))
                 except json.JSONDecodeError:
                     pass
-        error = None if code == 0 else f"exit {code}: {self._tail()}"
+        stderr = open(err_path).read()
+        self.log.write(stderr)
+        error = None if code == 0 else f"exit {code}: {' '.join(stderr.split())[-300:]}"
         self.log.write(f"# {' '.join(cmd)} -> {code} in {seconds:.1f}s (load {load[0]:.2f})\n")
         self.log.flush()
         record = dict(tag=tag, cmd=cmd, load=load, seconds=seconds, max_rss_mb=usage.ru_maxrss / 1024,
                       results=lines, error=error, at=datetime.datetime.now().isoformat(timespec="seconds"))
+        self.records.append(record)
+        return record
+
+    def note(self, tag, error):
+        """A record of a measurement not run (and why)."""
+        self.log.write(f"# {tag}: {error}\n")
+        record = dict(tag=tag, cmd=None, load=loadavg(), seconds=0.0, max_rss_mb=None, results=[], error=error,
+                      at=datetime.datetime.now().isoformat(timespec="seconds"))
         self.records.append(record)
         return record
 
@@ -89,42 +98,62 @@ class Runner:
                 raise subprocess.TimeoutExpired(proc.args, self.args.timeout)
             time.sleep(0.05)
 
-    def _tail(self):
-        self.log.flush()
-        try:
-            with open(self.log.name) as f:
-                f.seek(max(0, os.path.getsize(self.log.name) - 400))
-                return " ".join(f.read().split())[-300:]
-        except OSError:
-            return ""
-
 
 # ---------------------------------------------------------------------------
 # What one side of a cell runs
 # ---------------------------------------------------------------------------
 
 
-def ecpi_attention(r, a, variant, n, backend):
-    cmd = [a.ecpi, "bench", "attention", f"variants={variant}", f"n={n}", f"runs={a.runs}", f"window={a.window}",
-           "--json", f"backend={backend}"]
-    rec = r.run(cmd, tag=("attention", variant, n, f"ecpi {backend}"))
-    rows = [x for x in rec["results"] if x.get("variant") == variant]
-    return dict(ms=rows[0]["ms"] if rows else None, compile_ms=rows[0].get("compile_ms") if rows else None,
-                rss_mb=rec["max_rss_mb"], error=rec["error"])
-
-
 def torch_env(threads):
     return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
 
 
-def torch_attention(r, a, variant, n, threads):
-    """All forms of the twin at this thread count; the best one and each one's time."""
+def peer_cmd(a, *args):
+    return [a.python, os.path.join(HERE, "peer.py"), *args]
+
+
+def run_side(r, a, key, side):
+    """Runs one side (ecpi backend or PyTorch thread count) of one cell: one record."""
+    work, what, size = key
+    kind, which = side
+    if kind == "torch":
+        env, tag = torch_env(which), (work, what, size, f"torch {which}t")
+    else:
+        env, tag = None, (work, what, size, f"ecpi {which}")
+    if work == "attention" and kind == "ecpi":
+        cmd = [a.ecpi, "bench", "attention", f"variants={what}", f"n={size}", f"runs={a.runs}", f"window={a.window}",
+               "--json", f"backend={which}"]
+    elif work == "attention":
+        forms = a.attention_forms.split(",")
+        impls = ",".join(sorted({f.split(":")[0] for f in forms}))
+        modes = ",".join(sorted({f.split(":")[1] for f in forms}))
+        cmd = peer_cmd(a, "attention", f"--variant={what}", f"--n={size}", f"--runs={a.runs}", f"--window={a.window}",
+                       f"--threads={which}", f"--impls={impls}", f"--modes={modes}")
+    elif kind == "ecpi":
+        steps = a.steps_small if size == "small" else a.steps_large
+        extra = a.ecpi_large_args.split() if size == "large" else []
+        if size == "large" and not extra:
+            return r.note(tag, "no --ecpi-large-args given")
+        cmd = [a.ecpi, "bench", "train", f"model={what}", f"steps={steps}", "--json", f"backends={which}"] + extra
+    else:
+        steps = a.steps_small if size == "small" else a.steps_large
+        cmd = peer_cmd(a, "train", f"--family={what}", f"--size={size}", f"--steps={steps}", f"--threads={which}",
+                       f"--modes={a.train_modes}")
+    return r.run(cmd, env=env, tag=tag)
+
+
+# Each record becomes one entry of its cell: parse_<work>_<side kind>(record, options).
+
+
+def parse_attention_ecpi(rec, a):
+    rows = [x for x in rec["results"] if "variant" in x]
+    return dict(ms=rows[0]["ms"] if rows else None, compile_ms=rows[0].get("compile_ms") if rows else None,
+                rss_mb=rec.get("max_rss_mb") if rows else None, error=rec["error"])
+
+
+def parse_attention_torch(rec, a):
+    """Every form's median ms; the first form's peak memory (the process's own)."""
     forms = a.attention_forms.split(",")
-    impls = sorted({f.split(":")[0] for f in forms})
-    modes = sorted({f.split(":")[1] for f in forms})
-    cmd = [a.python, os.path.join(HERE, "peer.py"), "attention", f"--variant={variant}", f"--n={n}", f"--runs={a.runs}",
-           f"--window={a.window}", f"--threads={threads}", f"--impls={','.join(impls)}", f"--modes={','.join(modes)}"]
-    rec = r.run(cmd, env=torch_env(threads), tag=("attention", variant, n, f"torch {threads}t"))
     by_form = {}
     for x in rec["results"]:
         form = f"{x['impl']}:{'compile' if x['compile'] else 'eager'}"
@@ -132,27 +161,17 @@ def torch_attention(r, a, variant, n, threads):
             by_form[form] = x["ms"]
     first = rec["results"][0] if rec["results"] else {}
     # The process's whole growth (masks, every form) bounds the first form's peak from above.
-    return dict(forms=by_form, rss_mb=first.get("peak_rss_mb"), process_rss_mb=rec["max_rss_mb"], rss_form=f"{first.get('impl')}:eager" if first else None,
+    return dict(forms=by_form, rss_mb=first.get("peak_rss_mb"), process_rss_mb=rec.get("max_rss_mb") if first else None,
                 error=rec["error"] or next((x.get("error") for x in rec["results"] if x.get("error")), None))
 
 
-def ecpi_train(r, a, family, size, backend):
-    steps = a.steps_small if size == "small" else a.steps_large
-    extra = a.ecpi_large_args.split() if size == "large" else []
-    if size == "large" and not extra:
-        return dict(tokens_per_s=None, error="no --ecpi-large-args given")
-    cmd = [a.ecpi, "bench", "train", f"model={family}", f"steps={steps}", "--json", f"backends={backend}"] + extra
-    rec = r.run(cmd, tag=("train", family, size, f"ecpi {backend}"))
+def parse_train_ecpi(rec, a):
     rows = [x for x in rec["results"] if "tokens_per_s" in x]
     return dict(tokens_per_s=rows[0]["tokens_per_s"] if rows else None, ms_per_step=rows[0].get("ms_per_step") if rows else None,
                 compile_ms=rows[0].get("compile_ms") if rows else None, error=None if rows else rec["error"] or "no result")
 
 
-def torch_train(r, a, family, size, threads):
-    steps = a.steps_small if size == "small" else a.steps_large
-    cmd = [a.python, os.path.join(HERE, "peer.py"), "train", f"--family={family}", f"--size={size}", f"--steps={steps}",
-           f"--threads={threads}", f"--modes={a.train_modes}"]
-    rec = r.run(cmd, env=torch_env(threads), tag=("train", family, size, f"torch {threads}t"))
+def parse_train_torch(rec, a):
     out = dict(modes={}, error=rec["error"])
     for x in rec["results"]:
         mode = "compile" if x["compile"] else "eager"
@@ -165,10 +184,30 @@ def torch_train(r, a, family, size, threads):
     return out
 
 
-def torch_peak(r, a, threads):
-    rec = r.run([a.python, os.path.join(HERE, "peer.py"), "peak", f"--threads={threads}"], env=torch_env(threads),
-                tag=("peak", threads))
-    return rec["results"][0]["gflops"] if rec["results"] else None
+PARSERS = {("attention", "ecpi"): parse_attention_ecpi, ("attention", "torch"): parse_attention_torch,
+           ("train", "ecpi"): parse_train_ecpi, ("train", "torch"): parse_train_torch}
+
+
+def cells_of(records, a):
+    """Cells {(work, variant or family, n or size): {side: [entry per round]}} and the
+    median matmul peak per thread count, from the records (live or saved)."""
+    cells, peaks = {}, {}
+    for rec in records:
+        tag = rec.get("tag") or ()
+        if tag and tag[0] == "peak":
+            if rec["results"]:
+                peaks.setdefault(int(tag[1]), []).append(rec["results"][0]["gflops"])
+            continue
+        if not tag or tag[0] not in ("attention", "train"):
+            continue
+        work, what, size, side = tag
+        label = side
+        if what == "sdpa":  # SDPA sits in the full attention cell, next to the naive twin
+            what, label = "full", side.replace("torch", "sdpa")
+        key = (work, what, int(size) if work == "attention" else size)
+        entry = PARSERS[(work, side.split()[0])](rec, a)
+        cells.setdefault(key, {}).setdefault(label, []).append(entry)
+    return cells, {t: median(v) for t, v in peaks.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -220,46 +259,34 @@ def too_big(a, cells, variant, n, label):
     return None
 
 
-def measure(r, a, key, side, cell, cells):
-    """One side (ecpi backend or PyTorch thread count) of one cell, appended to the cell."""
+def measure(r, a, key, side):
+    """One side of one cell, unless it would not fit in memory; the full
+    attention cell's PyTorch side also times SDPA (the baseline a user would pick)."""
     work, what, size = key
     kind, which = side
     label = f"ecpi {which}" if kind == "ecpi" else f"torch {which}t"
-    skip = too_big(a, cells, what, size, label) if work == "attention" else None
+    skip = too_big(a, cells_of(r.records, a)[0], what, size, label) if work == "attention" else None
     if skip:
-        r.log.write(f"# {label} {what} n={size}: {skip}\n")
-        empty = dict(ms=None, rss_mb=None, error=skip) if kind == "ecpi" else dict(forms={}, rss_mb=None, error=skip)
-        cell.setdefault(label, []).append(empty)
-        if what == "full" and kind == "torch":  # SDPA is memory-light: it still runs
-            cell.setdefault(f"sdpa {which}t", []).append(torch_attention(r, a, "sdpa", size, which))
-        return
-    if work == "attention" and kind == "ecpi":
-        cell.setdefault(f"ecpi {which}", []).append(ecpi_attention(r, a, what, size, which))
-    elif work == "attention":
-        cell.setdefault(f"torch {which}t", []).append(torch_attention(r, a, what, size, which))
-        if what == "full":  # the dense baseline a user would pick, next to the naive twin
-            cell.setdefault(f"sdpa {which}t", []).append(torch_attention(r, a, "sdpa", size, which))
-    elif kind == "ecpi":
-        cell.setdefault(f"ecpi {which}", []).append(ecpi_train(r, a, what, size, which))
+        r.note((work, what, size, label), skip)
     else:
-        cell.setdefault(f"torch {which}t", []).append(torch_train(r, a, what, size, which))
+        run_side(r, a, key, side)
+    if work == "attention" and what == "full" and kind == "torch":  # SDPA is memory-light: it always runs
+        run_side(r, a, (work, "sdpa", size), side)
 
 
-def run_rounds(a, r):
-    cells = {}
+def run_rounds(a, r, save):
     sides = [("ecpi", b) for b in a.backends] + [("torch", t) for t in a.threads]
-    peaks = {t: [] for t in a.threads}
     for rnd in range(a.rounds):
         print(f"round {rnd + 1}/{a.rounds}  load {loadavg()[0]:.2f}", flush=True)
         for t in a.threads:
-            peaks[t].append(torch_peak(r, a, t))
+            r.run(peer_cmd(a, "peak", f"--threads={t}"), env=torch_env(t), tag=("peak", t))
         for step, key in enumerate(plan(a)):
-            cell = cells.setdefault(key, {})
             for side in rotate(sides, rnd + step):  # who goes first changes from cell to cell and round to round
-                measure(r, a, key, side, cell, cells)
+                measure(r, a, key, side)
+            save()
+            cell = cells_of(r.records, a)[0].get(key, {})
             summary = summary_att(cell) if key[0] == "attention" else summary_train(cell)
             print(f"  {key[0]} {key[1]:<10} {key[2]:<6} {summary}", flush=True)
-    return cells, {t: median(v) for t, v in peaks.items()}
 
 
 def best_torch_attention(cell, prefix="torch"):
@@ -391,7 +418,7 @@ def report(a, cells, peaks, meta, records=()):
                 ok = ratio is not None and ratio >= 1 / 1.5
                 targets.append(dict(target="full attention within 1.5× of SDPA", cell=f"n={n}", value=ratio, met=None if ratio is None else ok))
                 out.append(f"| full (vs SDPA is_causal) | {n} | " + " | ".join(fmt(ecpi[b], "ms") for b in a.backends) +
-                           f" | {fmt(sdpa, 'ms')} (SDPA {sdpa_label.split()[-1] if sdpa_label else ''}) | naive dense {fmt(torch_best, 'ms')} ({label}) | "
+                           f" | {fmt(sdpa, 'ms')} (SDPA {sdpa_label.split()[-1] if sdpa_label else ''}) | naive dense {fmt(torch_best, 'ms')}{f' ({label})' if label else ''} | "
                            f"{fmt(ratio, 'x')} | {mark(None if ratio is None else ok)} ≥ 0.67 | " +
                            " / ".join(fmt(mem[b], "MB") for b in a.backends) + f" / {fmt(sdpa_mem, 'MB')} |")
                 continue
@@ -525,18 +552,25 @@ def ecpi_baseline(r, a):
     return base
 
 
-def rerender(path):
-    """The table of a saved run, from its JSON (after changes to the report)."""
+def render(path, write=True):
+    """The table of a run from its JSON (live, finished or interrupted); with
+    write, also stores it (table, targets, cells) in the JSON and next to it as .md."""
     sys.path.insert(0, HERE)
     raw = json.load(open(path))
     a = argparse.Namespace(**raw["options"])
-    cells = {}
-    for key, cell in raw["cells"].items():
-        work, what, size = key.split()
-        cells[(work, what, int(size) if work == "attention" else size)] = cell
-    peaks = {int(t): v for t, v in raw["peaks"].items()}
-    text, _ = report(a, cells, peaks, raw["meta"], raw["records"])
-    print(text + f"\n\nTotal time {raw['meta']['seconds'] / 60:.0f} min. Raw measurements: {os.path.relpath(path, ROOT)}")
+    cells, peaks = cells_of(raw["records"], a)
+    text, targets = report(a, cells, peaks, raw["meta"], raw["records"])
+    rounds = max([len(v) for cell in cells.values() for v in cell.values()], default=0)
+    if rounds < a.rounds:
+        text += f"\n\nInterrupted: {rounds} of {a.rounds} rounds measured (some cells may have fewer)."
+    text += f"\n\nTotal time {raw['meta']['seconds'] / 60:.0f} min. Raw measurements: {os.path.relpath(path, ROOT)}"
+    if write:
+        raw.update(cells={" ".join(map(str, k)): v for k, v in cells.items()}, peaks=peaks, targets=targets, table=text)
+        with open(path, "w") as f:
+            json.dump(raw, f, indent=1, default=str)
+        with open(os.path.splitext(path)[0] + ".md", "w") as f:
+            f.write(text + "\n")
+    return text
 
 
 def main():
@@ -567,7 +601,7 @@ def main():
     p.add_argument("--report", metavar="RESULTS.json", help="print the table of a saved run again (no measuring)")
     a = p.parse_args()
     if a.report:
-        return rerender(a.report)
+        return print(render(a.report))
     mode = "quick" if a.quick else "full"
     a.n = [int(x) for x in (a.n or ("1024,4096" if a.quick else "1024,2048,4096,8192")).split(",")]
     a.sizes = (a.sizes or ("small" if a.quick else "small,large")).split(",")
@@ -594,26 +628,23 @@ def main():
         print(f"bench-peer ({mode}): {meta['cpu']}, {meta['cores']} cores, load {meta['load_before'][0]:.2f}; "
               f"ecpi {meta['ecpi_commit']}, PyTorch {meta['torch']}; raw log {base}.log", flush=True)
         meta["ecpi_rss_baseline_mb"] = ecpi_baseline(r, a)
-        try:
-            cells, peaks = run_rounds(a, r)
-        finally:
+
+        def save():
+            # After every cell, so an interrupted run can still be reported (--report).
             meta["load_after"] = loadavg()
             meta["seconds"] = time.time() - started
             meta["load_median"] = median([rec["load"][0] for rec in r.records]) or 0.0
-            raw = dict(meta=meta, options={k: v for k, v in vars(a).items()}, records=r.records)
             with open(base + ".json", "w") as f:
-                json.dump(raw, f, indent=1, default=str)
-    text, targets = report(a, cells, peaks, meta, r.records)
-    text += f"\n\nTotal time {meta['seconds'] / 60:.0f} min. Raw measurements: {os.path.relpath(base, ROOT)}.json"
-    raw.update(cells={" ".join(map(str, k)): v for k, v in cells.items()}, peaks=peaks, targets=targets, table=text)
-    with open(base + ".json", "w") as f:
-        json.dump(raw, f, indent=1, default=str)
-    with open(base + ".md", "w") as f:
-        f.write(text + "\n")
-    if os.path.exists(base + ".log.out"):
-        os.remove(base + ".log.out")
+                json.dump(dict(meta=meta, options=vars(a), records=r.records), f, indent=1, default=str)
+        try:
+            run_rounds(a, r, save)
+        finally:
+            save()
     print()
-    print(text)
+    print(render(base + ".json"))
+    for scratch in (base + ".log.out", base + ".log.err"):
+        if os.path.exists(scratch):
+            os.remove(scratch)
 
 
 if __name__ == "__main__":
