@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source scripts/env.sh &&
 
-.PHONY: setup toolchain data xla-plugin kernel build demo test check notebook test-notebooks experiments bench docker docker-test clean
+.PHONY: setup toolchain data xla-plugin kernel build demo test check notebook test-notebooks experiments bench bench-peer docker docker-test clean
 
 ## setup: everything a fresh machine needs (Go toolchain, data, XLA plugin, Jupyter kernel).
 setup: toolchain data xla-plugin kernel build
@@ -53,6 +53,11 @@ experiments: kernel
 bench: build
 	$(ENV) bin/ecpi bench attention variants=full,local,s2,ecp,pi n=1024,2048,4096
 	$(ENV) go test -run '^$$' -bench . -benchtime 3x ./bench/
+
+## bench-peer: ecpi against its PyTorch twins, interleaved, as a Markdown table (bench/peer/README.md).
+## Installs PyTorch from PyPI into $$ECPI_HOME/venv-peer when missing. Quick (minutes): make bench-peer PEER=--quick
+bench-peer: build data xla-plugin
+	$(ENV) py=$$(bash bench/peer/setup.sh) && $$py bench/peer/selftest.py --quiet && $$py bench/peer/run.py $(PEER)
 
 ## docker: build the workshop image and start its Jupyter container (offline-capable; see docs/docker.md).
 docker:
