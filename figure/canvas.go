@@ -20,8 +20,8 @@ import (
 )
 
 // A plot is laid out once on a canvas, in pixels of its nominal size, and
-// written either as SVG (sharp, for trusted notebooks and exported HTML) or
-// as PNG (what a notebook UI shows when the notebook is untrusted).
+// written either as PNG (what notebooks show) or as SVG (for saving a figure
+// to a file, sharp at any size).
 type canvas interface {
 	rect(x, y, w, h float64, fill, stroke color.RGBA) // noColor: no fill or no stroke
 	polyline(pts []point, colour color.RGBA, width float64, dashed bool)

@@ -17,7 +17,8 @@ type Series struct {
 }
 
 // Plot is a line plot, drawn offline with the standard library and the Go
-// fonts: as PNG, which every notebook UI shows, and as SVG (no scripts, no CDN).
+// fonts: as PNG, what notebooks show, and as SVG, for saving a figure to a
+// file (os.WriteFile("loss.svg", []byte(p.SVG()), 0o644)): no scripts, no CDN.
 type Plot struct {
 	Title, XLabel, YLabel string
 	LogX, LogY            bool // base-2 axes when the range is under 2^12, else base 10

@@ -10,9 +10,9 @@ import (
 // A notebook opened on another machine is untrusted, and its UI then shows
 // only some representations of an output: PNG and plain text always, HTML
 // sanitised (no SVG, scripts or data: images inside), Markdown and SVG not
-// at all in the classic Notebook. Every output therefore carries one that
-// survives: a figure its PNG, beside SVG for trusted notebooks; Markdown its
-// source as plain text. The UI shows the richest representation it trusts.
+// at all in the classic Notebook; `jupyter nbconvert --to html` sanitises SVG
+// into an empty box. So a figure is a PNG only (drawn at twice its shown size,
+// sharp enough on any screen), and Markdown carries its source as plain text.
 type bundle map[protocol.MIMEType]any
 
 // show sends one output; a non-empty id makes it a display that later calls
@@ -47,12 +47,9 @@ func ShowPNGCaptioned(png []byte, caption string) {
 }
 
 // ShowImage displays a picture made elsewhere (the session server): its PNG
-// at width x height, its SVG when it has one, its text form, and a caption.
-func ShowImage(png []byte, svg, text, caption string, width, height int) {
+// at width x height, its text form, and a caption.
+func ShowImage(png []byte, text, caption string, width, height int) {
 	data := bundle{protocol.MIMEImagePNG: png}
-	if svg != "" {
-		data[protocol.MIMEImageSVG] = svg
-	}
 	if text != "" {
 		data[protocol.MIMETextPlain] = text
 	}
@@ -72,9 +69,9 @@ func showFigure(id string, p Plot) {
 	show(id, data, metadata)
 }
 
-// figure is a plot as PNG shown at its nominal size, SVG and a line of text.
+// figure is a plot as PNG shown at its nominal size and a line of text.
 func figure(p Plot) (bundle, map[string]any) {
-	data := bundle{protocol.MIMEImageSVG: p.SVG(), protocol.MIMETextPlain: p.Text()}
+	data := bundle{protocol.MIMETextPlain: p.Text()}
 	png, err := p.PNG()
 	if err != nil {
 		data[protocol.MIMETextPlain] = p.Text() + "\n" + err.Error()

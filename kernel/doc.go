@@ -3,7 +3,7 @@
 //
 // Every figure is made here, offline, with the standard library and the Go
 // fonts: attention heatmaps and index-set diagrams as PNG ([HeatmapPNG],
-// [HeadsPNG], [MaskPNG]), loss and scaling curves as PNG and SVG ([Plot]),
+// [HeadsPNG], [MaskPNG]), loss and scaling curves as PNG ([Plot]),
 // comparison tables ([Table]), model summaries ([Summary]) and a loss plot
 // that redraws while train.Run is running ([Live]). The Show methods send
 // them to the notebook through GoNB's gonbui, each with a representation that

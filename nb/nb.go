@@ -95,7 +95,7 @@ func show(stream interface{ Read([]byte) (int, error) }, quiet bool) ([]Result, 
 			}
 		case e.Figure != nil:
 			f := e.Figure
-			figure.ShowImage(f.PNG, f.SVG, f.Text, f.Caption, f.Width, f.Height)
+			figure.ShowImage(f.PNG, f.Text, f.Caption, f.Width, f.Height)
 		case e.Result != nil:
 			results = append(results, *e.Result)
 		case e.Error != "":

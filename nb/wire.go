@@ -26,11 +26,10 @@ type Progress struct {
 	EvalLine  string  `json:"eval_line,omitempty"` // the evaluation's summary, on evaluation steps
 }
 
-// Figure is a picture: a PNG (always, for untrusted notebooks), an SVG when
-// the picture has one, its text form and a caption.
+// Figure is a picture: a PNG (what every notebook UI and exported HTML
+// shows), its text form and a caption.
 type Figure struct {
 	PNG     []byte `json:"png"`
-	SVG     string `json:"svg,omitempty"`
 	Text    string `json:"text,omitempty"`
 	Caption string `json:"caption,omitempty"`
 	Width   int    `json:"width,omitempty"`

@@ -23,7 +23,7 @@ func showPlot(c *Call, p figure.Plot, caption string) {
 		return
 	}
 	w, h := p.Size()
-	c.Show(nb.Figure{PNG: png, SVG: p.SVG(), Text: p.Text(), Caption: caption, Width: w, Height: h})
+	c.Show(nb.Figure{PNG: png, Text: p.Text(), Caption: caption, Width: w, Height: h})
 }
 
 // maskFigureN bounds the index-set picture: one cell per (query, key) pair.

@@ -8,6 +8,7 @@ no HTML may hold what a sanitiser strips or turns into visible text: SVG, script
 For each output of a notebook this reports:
   * text/html holding <svg, <script or <img src=data: (the plot became a run of text);
   * image/svg+xml or text/markdown without image/png or text/plain beside it (shown as nothing);
+  * image/svg+xml even beside a PNG: nbconvert's HTML export prefers it and sanitises it into an empty box;
   * what nbconvert's SanitizeHTML (bleach; table markup allowed, as the UIs allow it) changes: a figure
     left without PNG or JPEG, or HTML markup escaped into visible text.
 
@@ -49,6 +50,8 @@ def rule_problems(data):
         found.append(f"text/html holds {match.group(0)!r}, which an untrusted notebook strips")
     if "image/svg+xml" in data and not any(t in data for t in SHOWN_UNTRUSTED):
         found.append("image/svg+xml without image/png: an untrusted notebook shows nothing")
+    elif "image/svg+xml" in data:
+        found.append("image/svg+xml: `jupyter nbconvert --to html` shows it, sanitised, as an empty box")
     if "text/markdown" in data and "text/plain" not in data:
         found.append("text/markdown without text/plain: the untrusted classic Notebook shows nothing")
     return found
