@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -279,5 +280,27 @@ func TestTicksAreRoundAndHaveNoNegativeZero(t *testing.T) {
 		if s := formatTick(v); s == "-0" || strings.Contains(s, "e-") {
 			t.Errorf("tick %q on [-1, 1]", s)
 		}
+	}
+}
+
+// Outside a notebook (tests, the REPL's process) the Show functions must stay
+// silent: their output is for GoNB only, never a stray line on stdout.
+func TestShowOutsideANotebookWritesNothing(t *testing.T) {
+	read, write, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = write
+	p := Plot{Title: "t", Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{1, 2}}}}
+	png, _ := p.PNG()
+	p.Show()
+	ShowPNG(png)
+	ShowPNGCaptioned(png, "caption")
+	(&Table{Caption: "t", Header: []string{"a"}, Rows: [][]string{{"1"}}}).Show()
+	os.Stdout = stdout
+	write.Close()
+	if out, _ := io.ReadAll(read); len(out) != 0 {
+		t.Errorf("Show wrote %q outside a notebook", out)
 	}
 }

@@ -1,13 +1,16 @@
 package tests
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ecpi-dev/ecpi/figure"
 	"github.com/ecpi-dev/ecpi/nb"
+	"github.com/ecpi-dev/ecpi/results"
 )
 
 // TestNotebookSessionKeepsStateAcrossCells drives the session server as
@@ -54,5 +57,84 @@ func TestNotebookSessionKeepsStateAcrossCells(t *testing.T) {
 	}
 	if _, err := nb.Run("status"); err != nil {
 		t.Errorf("the server should survive a bad line: %v", err)
+	}
+}
+
+// TestNotebookExperimentHelpers runs a notebook's experiment the way notebooks
+// 01–08 do, through the helpers of package nb: train variants over seeds, read
+// them back from the run cache, summarise them over seeds, compute verdicts and
+// save the results file that EXPERIMENTS.md is built from.
+func TestNotebookExperimentHelpers(t *testing.T) {
+	home := preparedHome(t)
+	repo := t.TempDir()
+	t.Setenv("ECPI_HOME", home)
+	t.Setenv("ECPI_SESSION", filepath.Join(t.TempDir(), "s.sock"))
+	t.Setenv("ECPI_BIN", ecpiBin)
+	t.Setenv("ECPI_REPO", repo)
+	t.Setenv("GOMLX_BACKEND", "go")
+	t.Setenv("ECPI_QUICK", "")
+	defer nb.Run("quit")
+
+	if nb.Quick() || nb.Pick(1, 2) != 2 {
+		t.Fatal("ECPI_QUICK unset must be full mode")
+	}
+	nb.Gap(true, "nothing") // a filled gap lets the cell go on
+	shared := "data=opticks n=32 dim=16 heads=2 layers=1 batch=2 steps=3 warmup=1 lr=1e-3 eval_every=0 eval_batches=2 reuse=true"
+	variants := []nb.Variant{{Label: "dense", Options: "model=full"}, {Label: "ECP", Options: "model=ecp half_segment=8"}}
+	trained := nb.TrainSeeds(shared, variants, 2)
+	again := nb.Runs(shared, variants, 2)
+	for _, v := range variants {
+		runs := trained[v.Label]
+		if len(runs) != 2 || len(again[v.Label]) != 2 {
+			t.Fatalf("%s: %d runs trained, %d read back; want 2 seeds", v.Label, len(runs), len(again[v.Label]))
+		}
+		for i, r := range runs {
+			if r.Steps != 3 || r.Params <= 0 || !(r.ValidBPC > 0) || !math.IsNaN(r.Acc()) {
+				t.Errorf("%s seed %d: %+v", v.Label, i+1, r)
+			}
+			if back := again[v.Label][i]; back.TrainLoss != r.TrainLoss || back.Checkpoint != r.Checkpoint {
+				t.Errorf("%s seed %d was trained again instead of read from the cache", v.Label, i+1)
+			}
+			// Every position of the window is scored, so the loss from position 0 is the valid loss
+			// (up to the evaluation's own batches).
+			if all, late := r.LossFrom(0), r.LossFrom(16); math.Abs(all/math.Ln2-r.ValidBPC) > 0.02*r.ValidBPC || math.IsNaN(late) || !math.IsNaN(r.LossFrom(32)) {
+				t.Errorf("%s seed %d: loss from 0 %.4f (valid %.4f bpc), from 16 %.4f, from 32 %.4f", v.Label, i+1, all/math.Ln2, r.ValidBPC, late, r.LossFrom(32))
+			}
+		}
+	}
+	if runs := trained["dense"]; trained["dense"][0].TrainLoss == trained["dense"][1].TrainLoss {
+		t.Errorf("seeds 1 and 2 trained the same run: %+v", runs)
+	}
+	if one := nb.Train(shared + " model=full seed=2"); one.TrainLoss != trained["dense"][1].TrainLoss {
+		t.Error("Train of a finished run did not read it back from the cache")
+	}
+	if quiet := nb.Query("cost model=full n=64"); len(quiet) != 1 || quiet[0].Command != "cost" {
+		t.Errorf("Query: %+v", quiet)
+	}
+	bpc := func(r nb.Trained) float64 { return r.ValidBPC }
+	if got := nb.MeanSE(trained["dense"], bpc, "bits/byte"); !strings.Contains(got, "±") || !strings.HasSuffix(got, "bits/byte") {
+		t.Errorf("MeanSE = %q", got)
+	}
+	if cost := nb.Last[struct{ Ratio float64 }]("cost model=ecp n=64 half_segment=8"); !(cost.Ratio > 0 && cost.Ratio < 1) {
+		t.Errorf("cost of ECP as a fraction of dense: %v", cost.Ratio)
+	}
+
+	e := nb.NewExperiment("99-helpers", "helpers")
+	e.Record("lm", trained, "valid_bpc", bpc)
+	better, worse := []float64{1.0, 1.1, 0.9}, []float64{2.0, 2.1, 1.9}
+	if c := e.Claim(1, "ECP (arXiv 2412.06106)", "a beats b", "a < b", better, worse, true, "bpc"); c.Verdict != results.Reproduces {
+		t.Errorf("a clear win: %+v", c)
+	}
+	if c := e.ClaimEach(2, "ECP (arXiv 2412.06106)", "a beats b and c", "a < b, c", better, []string{"b", "c"}, [][]float64{worse, better}, true, "bpc"); c.Verdict != results.Inconclusive {
+		t.Errorf("a win and a tie: %+v", c)
+	}
+	e.Table(figure.Table{Caption: "t", Header: []string{"model"}, Rows: [][]string{{"dense"}}})
+	e.Save()
+	files, err := results.Load(filepath.Join(repo, "notebooks", "results"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("saved results: %v, %v", files, err)
+	}
+	if f := files[0]; f.Mode != "full" || len(f.Runs) != 4 || len(f.Claims) != 2 || len(f.Tables) != 1 || f.Machine == "" {
+		t.Errorf("saved results: %+v", f)
 	}
 }
