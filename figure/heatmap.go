@@ -7,7 +7,6 @@ import (
 	"image/color"
 	"image/png"
 	"math"
-
 )
 
 // Colours of an index-set diagram.

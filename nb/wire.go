@@ -6,12 +6,12 @@ import "encoding/json"
 // streams them as JSON lines while the command runs, and the cell shows each
 // as it comes. Exactly one field is set.
 type Event struct {
-	Progress *Progress      `json:"progress,omitempty"` // a training step (or the compile before the first)
-	Text     string         `json:"text,omitempty"`     // what the REPL would print
-	Figure   *Figure        `json:"figure,omitempty"`   // a picture
-	Result   *Result        `json:"result,omitempty"`   // a command's result
-	Error    string         `json:"error,omitempty"`    // the line failed: the one-line message
-	Done     *Done          `json:"done,omitempty"`     // the last event of a line
+	Progress *Progress `json:"progress,omitempty"` // a training step (or the compile before the first)
+	Text     string    `json:"text,omitempty"`     // what the REPL would print
+	Figure   *Figure   `json:"figure,omitempty"`   // a picture
+	Result   *Result   `json:"result,omitempty"`   // a command's result
+	Error    string    `json:"error,omitempty"`    // the line failed: the one-line message
+	Done     *Done     `json:"done,omitempty"`     // the last event of a line
 }
 
 // Progress is one step of a run as a live loss plot needs it.
