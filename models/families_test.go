@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -280,4 +281,37 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestSaturatedGateKeepsGradientsFinite: a gate at exactly 0 or 1 (its logit
+// saturated, as happens at high learning rates) must leave the outputs and
+// every gradient finite under both fusions; log 0 in prior fusion made them NaN.
+func TestSaturatedGateKeepsGradientsFinite(t *testing.T) {
+	backend := testBackend(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	q, k, v := randomTensor(rng, 1, 2, 29, 4), randomTensor(rng, 1, 2, 29, 4), randomTensor(rng, 1, 2, 29, 4)
+	for _, fusion := range []string{FusionPrior, FusionMix} {
+		for _, saturated := range []float32{0, 1} {
+			pi := Pi{Window: 4, SkipPeriod: 6, Skips: 3, Heads: 2, Causal: true, HeadPhase: true, Fusion: fusion}
+			exec, err := graph.NewExec(backend, func(q, k, v *graph.Node) []*graph.Node {
+				alpha := graph.BroadcastToDims(graph.Scalar(q.Graph(), q.DType(), saturated), 1, 2, 29)
+				loss := graph.ReduceAllSum(graph.Square(pi.AttendGated(q, k, v, alpha, Dropout{})))
+				return append([]*graph.Node{loss}, graph.Gradient(loss, q, k, v, alpha)...)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outputs, err := exec.Exec(q, k, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, name := range []string{"loss", "dL/dq", "dL/dk", "dL/dv", "dL/dα"} {
+				for _, x := range tensors.MustCopyFlatData[float32](outputs[i]) {
+					if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+						t.Fatalf("%s fusion, α = %g: %s is %g", fusion, saturated, name, x)
+					}
+				}
+			}
+		}
+	}
 }

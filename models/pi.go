@@ -168,13 +168,20 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 	return graph.Add(localOut, skipOut)
 }
 
-// priors returns α and 1-α as [B, H, n, 1] (or scalars 1/2 without a gate).
+// gateFloor keeps α and 1-α off 0: a saturated gate (its logit beyond about
+// ±17 rounds α to 1 or 0 in float32) would put log 0 = -∞ into prior fusion's
+// logits, and the gradient through it is 0·∞ = NaN, which ended training runs
+// at high learning rates. 1e-6 changes no weight by more than that.
+const gateFloor = 1e-6
+
+// priors returns α and 1-α as [B, H, n, 1], each at least gateFloor (or
+// scalars 1/2 without a gate).
 func (p Pi) priors(q, alpha *graph.Node) (localPrior, skipPrior *graph.Node) {
 	if alpha == nil {
 		half := graph.Scalar(q.Graph(), q.DType(), 0.5)
 		return half, half
 	}
-	alpha = graph.InsertAxes(alpha, -1)
+	alpha = graph.ClipScalar(graph.InsertAxes(alpha, -1), gateFloor, 1-gateFloor)
 	return alpha, graph.OneMinus(alpha)
 }
 
