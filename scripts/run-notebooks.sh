@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-if ! /usr/bin/python3 -m jupyter_client.kernelspecapp list 2>/dev/null | grep -qw ecpi; then
+if ! /usr/bin/python3 -m jupyter_client.kernelspecapp list 2>/dev/null | grep -w ecpi > /dev/null; then  # not -q: with pipefail, an early exit of grep fails the pipe
   echo "run-notebooks: the ecpi kernel is not installed; run \`make kernel\`" >&2
   exit 1
 fi
