@@ -9,9 +9,13 @@ import (
 )
 
 // This file computes dense attention in tiles with an online softmax, forward
-// and backward (FlashAttention): scores exist one band of tiles at a time, so
-// memory grows linearly with the sequence, and the backward pass recomputes
-// the weights from the saved row log-sum-exp instead of keeping them.
+// and backward (FlashAttention): no n x n score or mask tensor is built, and
+// the backward pass recomputes the weights from the saved row log-sum-exp
+// instead of keeping them. Each band of tiles is a node of its own, and XLA
+// is free to keep several bands alive at once: measured on XLA CPU (one layer,
+// B = 2, H = 4, d = 32, forward+backward), the process peaks at 540, 1338 and
+// 4271 MB at n = 2048, 4096, 8192, about n^1.5, not linear; a While loop over
+// the diagonals would bound it at the cost of XLA fusing across them.
 //
 // Queries [B, H, nq, d] sit at positions queryStart, queryStart+1, ...; keys
 // and values [B, H, nk, d] at 0, 1, .... Causal attention lets a query see the
