@@ -30,7 +30,7 @@ func (f Full) AllowedPairs(_, n int) int64 {
 }
 
 // Attend is dense attention in tiles with an online softmax, forward and
-// backward (TiledAttention): memory linear in n, and causal tiles above the
+// backward (TiledAttention): no n x n tensor, and causal tiles above the
 // diagonal skipped.
 func (f Full) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	return TiledAttention(q, k, v, 0, f.Causal, drop)
