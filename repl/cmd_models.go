@@ -223,6 +223,11 @@ func runBenchAttention(c *Call) error {
 	}
 	if c.String("memory") == "true" {
 		err = benchAttentionApart(c, lengths, variants, choice.Name, emit)
+	} else if os.Getenv(peakEnv) == "1" {
+		err = bench.Attention(c.Ctx, opts, choice.Name, func(r bench.AttentionResult) error {
+			r.PeakMB = processPeakMB()
+			return emit(r)
+		})
 	} else {
 		err = bench.Attention(c.Ctx, opts, choice.Name, emit)
 	}
@@ -236,8 +241,31 @@ func runBenchAttention(c *Call) error {
 	return nil
 }
 
+// peakEnv asks a `bench attention` child of benchAttentionApart to report its
+// own peak resident memory with each result.
+const peakEnv = "ECPI_BENCH_PEAK"
+
+// processPeakMB is this process's resident high-water mark (VmHWM), in MB, or
+// 0 where /proc cannot tell. It is read in the measuring process itself: the
+// rusage a parent gets from wait4 starts from the parent's own size at fork
+// (a session server holding models put an 886 MB floor under every figure).
+func processPeakMB() float64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if value, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(value), " kB"), &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
 // benchAttentionApart runs `bench attention` once per (variant, n) in a child
-// process of this binary and adds the child's peak resident memory to its
+// process of this binary, which reports its peak resident memory with its
 // result: a process's high-water mark is the one memory figure that covers
 // every allocator (Go's, XLA's), and a fresh process keeps one measurement's
 // memory from hiding in another's freed pages.
@@ -253,6 +281,7 @@ func benchAttentionApart(c *Call, lengths []int, variants []string, backend stri
 				args = append(args, name+"="+c.String(name))
 			}
 			child := exec.CommandContext(c.Ctx, self, append(args, "--json")...)
+			child.Env = append(os.Environ(), peakEnv+"=1")
 			var stderr bytes.Buffer
 			child.Stderr = &stderr
 			out, err := child.Output()
@@ -263,8 +292,8 @@ func benchAttentionApart(c *Call, lengths []int, variants []string, backend stri
 			if err := json.Unmarshal(lastJSONLine(out), &r); err != nil {
 				return fmt.Errorf("%s at n=%d: reading the measurement: %w", variant, n, err)
 			}
-			if usage, ok := child.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				r.PeakMB = float64(usage.Maxrss) / 1024 // Linux reports kilobytes
+			if usage, ok := child.ProcessState.SysUsage().(*syscall.Rusage); ok && r.PeakMB == 0 {
+				r.PeakMB = float64(usage.Maxrss) / 1024 // no /proc in the child: Linux's rusage, in kilobytes
 			}
 			if err := emit(r); err != nil {
 				return err
