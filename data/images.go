@@ -369,22 +369,13 @@ func (s *ImageSet) Pooled(factor int) (*ImageSet, error) {
 	}
 	out := *s
 	out.Height, out.Width = s.Height/factor, s.Width/factor
+	plane := s.Height * s.Width
 	pool := func(images []Image) []Image {
 		pooled := make([]Image, len(images))
 		for i, im := range images {
-			pixels := make([]byte, out.Height*out.Width*s.Channels)
+			pixels := make([]byte, 0, out.Height*out.Width*s.Channels)
 			for c := range s.Channels {
-				for r := range out.Height {
-					for col := range out.Width {
-						var sum int
-						for dr := range factor {
-							for dc := range factor {
-								sum += int(im.Pixels[c*s.Height*s.Width+(r*factor+dr)*s.Width+col*factor+dc])
-							}
-						}
-						pixels[c*out.Height*out.Width+r*out.Width+col] = byte((sum + factor*factor/2) / (factor * factor))
-					}
-				}
+				pixels = append(pixels, poolSquares(im.Pixels[c*plane:(c+1)*plane], s.Height, s.Width, factor)...)
 			}
 			pooled[i] = Image{Pixels: pixels, Label: im.Label}
 		}
@@ -392,6 +383,25 @@ func (s *ImageSet) Pooled(factor int) (*ImageSet, error) {
 	}
 	out.Train, out.Valid, out.Test = pool(s.Train), pool(s.Valid), pool(s.Test)
 	return &out, nil
+}
+
+// poolSquares averages a height×width plane (row-major) over factor×factor
+// squares, rounding to the nearest value; factor divides both sides.
+func poolSquares[T byte | int32](plane []T, height, width, factor int) []T {
+	smallHeight, smallWidth, area := height/factor, width/factor, factor*factor
+	out := make([]T, smallHeight*smallWidth)
+	for r := range smallHeight {
+		for c := range smallWidth {
+			var sum int
+			for dr := range factor {
+				for dc := range factor {
+					sum += int(plane[(r*factor+dr)*width+c*factor+dc])
+				}
+			}
+			out[r*smallWidth+c] = T((sum + area/2) / area)
+		}
+	}
+	return out
 }
 
 // Sequences turns a split into pixel-token sequences (tokens 0..255, one per step) for sequential

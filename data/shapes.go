@@ -80,21 +80,7 @@ func PoolPixels(pixels []int32, side, factor int) ([]int32, error) {
 	if factor < 1 || side%factor != 0 || len(pixels) != side*side {
 		return nil, fmt.Errorf("pool=%d must divide the image side %d", factor, side)
 	}
-	small := side / factor
-	out := make([]int32, small*small)
-	for r := range small {
-		for c := range small {
-			var sum int32
-			for dr := range factor {
-				for dc := range factor {
-					sum += pixels[(r*factor+dr)*side+c*factor+dc]
-				}
-			}
-			area := int32(factor * factor)
-			out[r*small+c] = (sum + area/2) / area
-		}
-	}
-	return out, nil
+	return poolSquares(pixels, side, side, factor), nil
 }
 
 // randomShapes picks shapes in distinct places, listed in reading order.

@@ -221,13 +221,15 @@ func runBenchAttention(c *Call) error {
 		results = append(results, r)
 		return c.Emit(r)
 	}
+	if os.Getenv(peakEnv) == "1" { // a child of benchAttentionApart: this process's peak goes with its result
+		record := emit
+		emit = func(r bench.AttentionResult) error {
+			r.PeakMB = processPeakMB()
+			return record(r)
+		}
+	}
 	if c.String("memory") == "true" {
 		err = benchAttentionApart(c, lengths, variants, choice.Name, emit)
-	} else if os.Getenv(peakEnv) == "1" {
-		err = bench.Attention(c.Ctx, opts, choice.Name, func(r bench.AttentionResult) error {
-			r.PeakMB = processPeakMB()
-			return emit(r)
-		})
 	} else {
 		err = bench.Attention(c.Ctx, opts, choice.Name, emit)
 	}

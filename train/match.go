@@ -69,13 +69,13 @@ func newMatchTask(o Options, cfg models.Config) (*matchTask, models.Config, erro
 		for i := range sizes[split] {
 			p := all[next]
 			next++
-			image := slices.Clone(p.Image)
+			image := p.Image
 			if o.Pool > 1 {
 				if image, err = data.PoolPixels(p.Image, shapes.Side, o.Pool); err != nil {
 					return nil, cfg, err
 				}
 			}
-			splits[split] = append(splits[split], data.Example{Tokens: append(image, p.Caption...), Label: int32(i)})
+			splits[split] = append(splits[split], data.Example{Tokens: slices.Concat(image, p.Caption), Label: int32(i)})
 		}
 	}
 	examples, err := newExampleSet(splits, o, pixels+shapes.CaptionLen)
