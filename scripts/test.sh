@@ -24,7 +24,12 @@ step() {
 }
 
 step "go vet" go vet ./...
-step "go test (Go backend)" go test -count=1 -timeout 30m ./...
+# CI shows the end of this script's output, where a timed-out test binary's goroutine dump would bury
+# the test that hung: go test's output is also kept, and its failures are summed up last.
+gotest_log=$(mktemp)
+trap 'rm -f "$gotest_log"' EXIT
+go_test() { go test -count=1 -timeout 30m ./... 2>&1 | tee "$gotest_log"; }
+step "go test (Go backend)" go_test
 step "models on every backend" bash scripts/test-models-backends.sh
 # Fuzzing, 10 s a target: the command parser, option values, the checkpoint reader. A failing input
 # is kept in the package's testdata/fuzz, which plain `go test` then replays. Inputs of tens of KB
@@ -43,6 +48,13 @@ if ! command -v docker-compose >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
 fi
 step "docker-compose file" bash tests/compose_test.sh
+if grep -q -E '^(--- FAIL|FAIL|panic: )' "$gotest_log"; then
+  echo
+  echo "==== go test's failures, in short (the whole output is above)"
+  # A timeout names the running tests; the frames in _test.go files say where each one waits.
+  awk '/^panic: test timed out/ {on = 1} on && /^$/ {exit} on' "$gotest_log"
+  grep -E '^(--- FAIL|FAIL)|_test\.go:[0-9]+' "$gotest_log" | head -40
+fi
 echo
 if [ $status -eq 0 ]; then echo "==== all test steps passed"; else echo "==== some test steps FAILED"; fi
 exit $status

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -39,5 +40,27 @@ func TestOutOfMemoryIsOneLine(t *testing.T) {
 	defer os.Remove(report[1])
 	if trace, err := os.ReadFile(report[1]); err != nil || !strings.Contains(string(trace), "goroutine") {
 		t.Errorf("the report %s does not hold the trace (%v)", report[1], err)
+	}
+}
+
+// TestQuitSavesWhereEachGoroutineWaits: SIGQUIT (Ctrl-\) on a busy ecpi is how
+// to see where it hangs: one line naming a file that holds the stack of every
+// goroutine of the process doing the work, exit 2.
+func TestQuitSavesWhereEachGoroutineWaits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a model")
+	}
+	home := preparedHome(t)
+	run := filepath.Join(home, "runs", "quit")
+	cmd := ecpiCommand(t, home, "train", "model=ecp", "n=32", "dim=16", "heads=2", "layers=1", "segment=8", "data=opticks",
+		"batch=2", "steps=1000000", "eval_every=1", "eval_batches=1", "run="+run)
+	code, msg := signalled(t, cmd, syscall.SIGQUIT, hasCheckpoint(run))
+	if code != 2 || strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "ecpi: quit (SIGQUIT)") {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line naming the stacks' file", code, msg)
+	}
+	file := strings.TrimSpace(msg[strings.LastIndex(msg, " ")+1:])
+	defer os.Remove(file)
+	if trace, err := os.ReadFile(file); err != nil || !strings.Contains(string(trace), "train.(*session).loop") {
+		t.Errorf("%s does not hold the training goroutine's stack (%v)", file, err)
 	}
 }

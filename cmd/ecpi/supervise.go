@@ -25,8 +25,9 @@ import (
 // supervisedEnv marks the child.
 const supervisedEnv = "ECPI_SUPERVISED"
 
-// crashStarts are how the Go runtime begins a fatal report.
-var crashStarts = []string{"fatal error: ", "runtime: ", "panic: ", "unexpected fault address", "SIGSEGV", "SIGBUS"}
+// crashStarts are how the Go runtime begins a fatal report; "SIGQUIT: " is
+// its dump of every goroutine on Ctrl-\ (how to see where a hung ecpi waits).
+var crashStarts = []string{"fatal error: ", "runtime: ", "panic: ", "unexpected fault address", "SIGSEGV", "SIGBUS", "SIGQUIT: "}
 
 // supervise runs the command in a watched child and returns its exit code;
 // ok is false when this process should do the work itself (it is the child,
@@ -60,7 +61,7 @@ func supervise(args []string) (code int, ok bool) {
 	// Signals meant for ecpi reach the child. A terminal's Ctrl-C reaches both
 	// (one process group); the child counts Ctrl-Cs a moment apart as one.
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	if err := child.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "ecpi: starting: %v\n", err)
 		return 2, true
@@ -126,6 +127,8 @@ func exitCode(err error, report, file string) int {
 		return 2
 	}
 	switch {
+	case strings.HasPrefix(report, "SIGQUIT: "):
+		fmt.Fprintf(os.Stderr, "ecpi: quit (SIGQUIT); where every goroutine was: %s\n", file)
 	case strings.Contains(report, "out of memory"):
 		fmt.Fprintf(os.Stderr, "ecpi: out of memory: the Go backend could not allocate what the model needs; lower batch= or n= (report: %s)\n", file)
 	case report != "":
