@@ -45,9 +45,15 @@ type AttentionResult struct {
 	// PeakMB is the peak resident memory of a process that measured only
 	// this (variant, n): set by `bench attention memory=true`.
 	PeakMB float64 `json:"peak_mb,omitempty"`
+	// NotMeasured says why a memory sweep skipped this (variant, n): the
+	// machine cannot hold it. Every other field but Variant and N is zero.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 func (r AttentionResult) Text() string {
+	if r.NotMeasured != "" {
+		return fmt.Sprintf("%-12s n=%-6d not measured: %s", r.Variant, r.N, r.NotMeasured)
+	}
 	text := fmt.Sprintf("%-12s n=%-6d %9.1f ms  (compile %6.0f ms)   pairs/head %11d (%.3f of dense)", r.Variant, r.N, r.MS, r.CompileMS, r.Pairs, r.Ratio)
 	if r.PeakMB > 0 {
 		text += fmt.Sprintf("   peak %6.0f MB", r.PeakMB)
@@ -160,6 +166,9 @@ func GrowthSummary(results []AttentionResult) []string {
 	byVariant := map[string][]AttentionResult{}
 	var order []string
 	for _, r := range results {
+		if r.NotMeasured != "" {
+			continue
+		}
 		if _, seen := byVariant[r.Variant]; !seen {
 			order = append(order, r.Variant)
 		}

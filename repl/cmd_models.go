@@ -198,6 +198,8 @@ func runBenchAttention(c *Call) error {
 		return err
 	}
 	lengths, variants := opts.Lengths, opts.Variants
+	memorySweep := c.String("memory") == "true"
+	tooLarge := map[string]string{} // "variant n" the machine cannot hold -> why
 	for _, n := range lengths {
 		for _, v := range variants {
 			cfg, err := opts.PatternConfig(v, n)
@@ -206,7 +208,11 @@ func runBenchAttention(c *Call) error {
 			}
 			cfg.Layers, cfg.Vocab = 1, 1 // one attention layer, no vocabulary
 			if err := train.CheckMemory(cfg, opts.Batch, true); err != nil {
-				return fmt.Errorf("%s at n=%d: %w", v, n, err)
+				// A memory sweep looks for where each variant stops fitting: it reports that and goes on.
+				if !memorySweep {
+					return fmt.Errorf("%s at n=%d: %w", v, n, err)
+				}
+				tooLarge[fmt.Sprint(v, " ", n)] = err.Error()
 			}
 		}
 	}
@@ -228,8 +234,8 @@ func runBenchAttention(c *Call) error {
 			return record(r)
 		}
 	}
-	if c.String("memory") == "true" {
-		err = benchAttentionApart(c, lengths, variants, choice.Name, emit)
+	if memorySweep {
+		err = benchAttentionApart(c, lengths, variants, tooLarge, choice.Name, emit)
 	} else {
 		err = bench.Attention(c.Ctx, opts, choice.Name, emit)
 	}
@@ -271,13 +277,21 @@ func processPeakMB() float64 {
 // result: a process's high-water mark is the one memory figure that covers
 // every allocator (Go's, XLA's), and a fresh process keeps one measurement's
 // memory from hiding in another's freed pages.
-func benchAttentionApart(c *Call, lengths []int, variants []string, backend string, emit func(bench.AttentionResult) error) error {
+// tooLarge holds the (variant, n) the machine cannot hold ("variant n" ->
+// why): those are reported as not measured.
+func benchAttentionApart(c *Call, lengths []int, variants []string, tooLarge map[string]string, backend string, emit func(bench.AttentionResult) error) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("memory=true runs ecpi again: %w", err)
 	}
 	for _, n := range lengths {
 		for _, variant := range variants {
+			if why, ok := tooLarge[fmt.Sprint(variant, " ", n)]; ok {
+				if err := emit(bench.AttentionResult{Variant: variant, N: n, NotMeasured: why}); err != nil {
+					return err
+				}
+				continue
+			}
 			args := []string{"bench", "attention", "variants=" + variant, fmt.Sprintf("n=%d", n), "backend=" + backend}
 			for _, name := range []string{"batch", "heads", "head_dim", "window", "runs"} {
 				args = append(args, name+"="+c.String(name))

@@ -110,6 +110,14 @@ func TestBenchAttentionMemory(t *testing.T) {
 	if peak["full1024"] <= peak["full128"] {
 		t.Errorf("dense attention's peak memory did not grow from n=128 (%.0f MB) to n=1024 (%.0f MB)", peak["full128"], peak["full1024"])
 	}
+
+	// A length the machine cannot hold is reported as not measured, and the sweep goes on.
+	stdout, stderr, code = run(t, "bench", "attention", "variants=full", "n=1048576,128", "batch=1", "heads=2", "head_dim=8",
+		"runs=1", "backend=go", "memory=true", "--json")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], `"not_measured":"this model needs about`) || !strings.Contains(lines[1], `"peak_mb"`) {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant n=1048576 not measured, then n=128 measured", code, stderr, stdout)
+	}
 }
 
 // TestBadInputExitsTwoWithOneLine: unknown commands and options and broken
