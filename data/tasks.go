@@ -246,9 +246,12 @@ func fillerSlice(rng *rand.Rand, fill []int32, n int, repeated bool) []int32 {
 // AssocRecallOptions sets the associative-recall task: Pairs key-value pairs, keys tokens
 // 0..Keys-1 (distinct within a sequence), values Keys..Keys+Values-1, then the query token
 // (Keys+Values) and one of the keys; the label is that key's value token. The queried pair is the one
-// about Distance tokens before the end of the sequence.
+// about Distance tokens before the end of the sequence; with Spread > 0, one drawn per example among the
+// pairs Distance ± Spread tokens before the end, so that the answer's position alone does not give it
+// away and the model must find the key (a model that reads a position once, like PerceiverAR's latents
+// reading the history, can then no longer answer from the position alone).
 type AssocRecallOptions struct {
-	Pairs, Keys, Values, Distance int
+	Pairs, Keys, Values, Distance, Spread int
 }
 
 // AssocRecallVocab is the vocabulary size a model needs for o: keys, values and the query token.
@@ -263,8 +266,17 @@ func AssocRecall(n int, o AssocRecallOptions, seed uint64) ([]Example, error) {
 	if o.Distance < 3 || o.Distance > seqLen {
 		return nil, fmt.Errorf("associative recall distance %d must be in 3..%d (the sequence length)", o.Distance, seqLen)
 	}
+	if o.Spread < 0 {
+		return nil, fmt.Errorf("associative recall spread %d must be at least 0", o.Spread)
+	}
 	// key i sits at position 2i; its distance to the end of the sequence is seqLen-2i.
-	queried := min(o.Pairs-1, max(0, (seqLen-o.Distance)/2))
+	nearest := min(o.Pairs-1, max(0, (seqLen-o.Distance)/2))
+	var candidates []int
+	for pair := range o.Pairs {
+		if distance := seqLen - 2*pair; o.Spread > 0 && distance >= o.Distance-o.Spread && distance <= o.Distance+o.Spread {
+			candidates = append(candidates, pair)
+		}
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x6172))
 	out := make([]Example, n)
 	for i := range out {
@@ -272,6 +284,10 @@ func AssocRecall(n int, o AssocRecallOptions, seed uint64) ([]Example, error) {
 		toks := make([]int32, 0, seqLen)
 		for _, k := range keys {
 			toks = append(toks, int32(k), int32(o.Keys+rng.IntN(o.Values)))
+		}
+		queried := nearest
+		if len(candidates) > 0 { // drawn only with a spread: without one, the sets stay as they were
+			queried = candidates[rng.IntN(len(candidates))]
 		}
 		toks = append(toks, int32(o.Keys+o.Values), int32(keys[queried]))
 		out[i] = Example{Tokens: toks, Label: toks[2*queried+1]}

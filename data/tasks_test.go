@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -136,5 +137,34 @@ func TestAssocRecall(t *testing.T) {
 	}
 	if _, err := AssocRecall(1, AssocRecallOptions{Pairs: 10, Keys: 5, Values: 5, Distance: 4}, 1); err == nil {
 		t.Error("more pairs than distinct keys accepted")
+	}
+}
+
+// TestAssocRecallSpread: with a spread the queried pair moves from example to
+// example within distance ± spread, so its position alone cannot answer; the
+// sets without one are the ones generated before spread existed.
+func TestAssocRecallSpread(t *testing.T) {
+	o := AssocRecallOptions{Pairs: 31, Keys: 31, Values: 16, Distance: 48, Spread: 14}
+	ex, err := AssocRecall(400, o, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for _, e := range ex {
+		q := e.Tokens[len(e.Tokens)-1]
+		i := slices.Index(e.Tokens, q)
+		distance := len(e.Tokens) - i
+		if e.Tokens[i+1] != e.Label || distance < 34 || distance > 62 {
+			t.Fatalf("query key %d at %d (distance %d, want 48 ± 14), value %d, label %d", q, i, distance, e.Tokens[i+1], e.Label)
+		}
+		seen[distance]++
+	}
+	if len(seen) != 15 { // the pairs 34, 36, ..., 62 tokens before the end
+		t.Errorf("queried distances %v, want all 15 pairs within 48 ± 14", seen)
+	}
+	o.Spread = 0
+	fixed, _ := AssocRecall(3, o, 9)
+	if got := fmt.Sprint(fixed[2].Tokens[:8], fixed[2].Label); got != "[13 31 15 31 5 43 4 41] 35" {
+		t.Errorf("without a spread the sets changed: %s", got)
 	}
 }

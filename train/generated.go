@@ -26,8 +26,8 @@ type generatedSet struct {
 
 // genParams are what a generated set's examples depend on besides the seed.
 type genParams struct {
-	n, distance int
-	tok         data.Tokenizer
+	n, distance, spread int
+	tok                 data.Tokenizer
 }
 
 // defaultExamples is the training split of a generated set when examples= is 0.
@@ -90,7 +90,7 @@ const assocValues = 16
 // and the queried key; every key appears once.
 func assocOptions(p genParams) data.AssocRecallOptions {
 	pairs := p.n/2 - 1
-	return data.AssocRecallOptions{Pairs: pairs, Keys: pairs, Values: assocValues, Distance: p.distance}
+	return data.AssocRecallOptions{Pairs: pairs, Keys: pairs, Values: assocValues, Distance: p.distance, Spread: p.spread}
 }
 
 func assocExamples(p genParams, count int, seed uint64) ([]data.Example, error) {
@@ -122,7 +122,7 @@ func generatedNames(kind string) []string {
 // generatedParams resolves a generated set's options: n from the model
 // config (0: the set's default), the distance (else n/2) and the tokenizer.
 func generatedParams(o Options, g generatedSet, n int) (genParams, error) {
-	p := genParams{n: cmp.Or(n, g.defaultN), distance: o.Distance}
+	p := genParams{n: cmp.Or(n, g.defaultN), distance: o.Distance, spread: o.Spread}
 	if p.distance == 0 {
 		p.distance = p.n / 2
 	}
@@ -160,6 +160,9 @@ func checkDataOptions(o Options) error {
 	if o.Distance != 0 && (!generated || g.kind != TaskRetrieve) {
 		return fmt.Errorf("option distance=%d applies to the retrieval sets only (%s), not data %s", o.Distance,
 			strings.Join(generatedNames(TaskRetrieve), ", "), o.Data)
+	}
+	if o.Spread != 0 && o.Data != "assoc" {
+		return fmt.Errorf("option spread=%d applies to data assoc only, not data %s", o.Spread, o.Data)
 	}
 	return nil
 }

@@ -15,12 +15,13 @@ import (
 // optimisation. DefaultOptions gives the values the commands document.
 type Options struct {
 	Model     models.Config `json:"model"`
-	Data      string        `json:"data"`           // corpus (LM), classification or retrieval set name
-	Tokenizer string        `json:"tokenizer"`      // byte | gpt2 (LM and passkey)
-	Examples  int           `json:"examples"`       // generated sets: training examples (0: the set's default)
-	Distance  int           `json:"distance"`       // passkey, assoc: tokens from the fact to the answer (0: n/2)
-	Pool      int           `json:"pool,omitempty"` // image sets and shapes: average over Pool×Pool squares first (0: none)
-	Home      string        `json:"-"`              // $ECPI_HOME: data, runs
+	Data      string        `json:"data"`             // corpus (LM), classification or retrieval set name
+	Tokenizer string        `json:"tokenizer"`        // byte | gpt2 (LM and passkey)
+	Examples  int           `json:"examples"`         // generated sets: training examples (0: the set's default)
+	Distance  int           `json:"distance"`         // passkey, assoc: tokens from the fact to the answer (0: n/2)
+	Spread    int           `json:"spread,omitempty"` // assoc: the distance varies by ± this much per example (omitted when 0: run cache keys stay)
+	Pool      int           `json:"pool,omitempty"`   // image sets and shapes: average over Pool×Pool squares first (0: none)
+	Home      string        `json:"-"`                // $ECPI_HOME: data, runs
 
 	Steps       int     `json:"steps"` // optimizer steps
 	Batch       int     `json:"batch"` // sequences per micro-batch
@@ -64,6 +65,7 @@ var optionTable = option.Table[Options]{
 	option.Choice("tokenizer", "tokenizer of text corpora and of passkey", data.TokenizerNames, func(o *Options) *string { return &o.Tokenizer }),
 	option.Int("examples", "generated sets (listops, pathfinder, passkey, assoc): training examples, valid and test a tenth each (0: 10000)", func(o *Options) *int { return &o.Examples }, option.AtLeast(0)),
 	option.Int("distance", "passkey, assoc: tokens between the fact and the end of the prompt (0: n/2)", func(o *Options) *int { return &o.Distance }, option.AtLeast(0)),
+	option.Int("spread", "assoc: the queried pair's distance varies per example by up to ± this many tokens, so its position alone does not give the answer (0: fixed)", func(o *Options) *int { return &o.Spread }, option.AtLeast(0)),
 	option.Int("pool", "image sets and shapes: average pixels over pool×pool squares first (2: 28×28 → 14×14, 196 steps; 0: none)", func(o *Options) *int { return &o.Pool }, option.AtLeast(0)),
 	option.Int("steps", "optimizer steps (resume: the total to reach)", func(o *Options) *int { return &o.Steps }, option.AtLeast(1)),
 	option.Int("batch", "sequences per micro-batch", func(o *Options) *int { return &o.Batch }, option.AtLeast(1)),
