@@ -143,7 +143,9 @@ func TestTiledAttentionMatchesDense(t *testing.T) {
 		causal                bool
 	}{
 		{"causal", 37, 37, 0, true},
+		{"causal_whole_tiles", 32, 32, 0, true}, // no padding: the bands below the diagonal go unmasked
 		{"bidirectional", 29, 29, 0, false},
+		{"bidirectional_whole_tiles", 24, 24, 0, false}, // no band masked at all
 		{"latents", 11, 37, 26, true}, // PerceiverAR's cross-attention: 11 latents after 26 of history
 	}
 	for _, c := range cases {

@@ -95,14 +95,31 @@ func (t tiling) positions(g *graph.Graph, b band) (query, key *graph.Node) {
 }
 
 // mask is true where a band's query sees its key: both inside their
-// sequences and, causally, the key at or before the query.
+// sequences and, causally, the key at or before the query. It is nil for a
+// band where every query sees every key (most bands of a long causal
+// sequence), which then skips masking.
 func (t tiling) mask(g *graph.Graph, b band) (mask, query, key *graph.Node) {
 	query, key = t.positions(g, b)
+	// A tile's last key is at (i+offset)·tile + tile - 1, its first query at queryStart + i·tile.
+	keyAfterQuery := t.causal && (b.offset+1)*t.tile-1 > t.queryStart
+	paddedKeys := t.nk%t.tile != 0 && b.to+b.offset == t.keyTiles
+	if !keyAfterQuery && !paddedKeys {
+		// Padded queries may see keys here: their rows are cut off, and their output adjoint is zero.
+		return nil, query, key
+	}
 	mask = graph.LogicalAnd(graph.LessThan(query, int32Scalar(g, t.queryStart+t.nq)), within(key, t.nk))
 	if t.causal {
 		mask = graph.LogicalAnd(mask, graph.LessOrEqual(key, query))
 	}
 	return mask, query, key
+}
+
+// where is x where mask holds and otherwise (a scalar), or x when mask is nil.
+func where(mask, x *graph.Node, otherwise float64) *graph.Node {
+	if mask == nil {
+		return x
+	}
+	return graph.Where(mask, x, graph.BroadcastToDims(graph.Scalar(x.Graph(), x.DType(), otherwise), x.Shape().Dimensions...))
 }
 
 // scores is q·kᵀ/√d of a band: [B, H, P, tile, tile].
@@ -171,10 +188,10 @@ func (t tiling) forward(q, k, v *graph.Node) (out, logSumExp *graph.Node) {
 	for _, b := range t.bands() {
 		scores := t.scores(qTiles, kTiles, b)
 		mask, query, key := t.mask(g, b)
-		scores = graph.Where(mask, scores, graph.BroadcastToDims(lowest, scores.Shape().Dimensions...))
+		scores = where(mask, scores, -1e30)
 		oldMax := sliceTiles(running, b.from, b.to)
 		newMax := graph.Max(oldMax, graph.ReduceAndKeep(scores, graph.ReduceMax, -1))
-		weights := graph.Where(mask, graph.Exp(graph.Sub(scores, newMax)), graph.ZerosLike(scores))
+		weights := where(mask, graph.Exp(graph.Sub(scores, newMax)), 0)
 		decay := graph.Exp(graph.Sub(oldMax, newMax))
 		sum := graph.Add(graph.Mul(sliceTiles(total, b.from, b.to), decay), graph.ReduceAndKeep(weights, graph.ReduceSum, -1))
 		weights = t.drop.applyAt(weights, query, key)
@@ -202,7 +219,7 @@ func (t tiling) backward(q, k, v, out, logSumExp, dOut *graph.Node) (dq, dk, dv 
 		keysFrom, keysTo := b.from+b.offset, b.to+b.offset
 		scores := t.scores(qTiles, kTiles, b)
 		mask, query, key := t.mask(g, b)
-		weights := graph.Where(mask, graph.Exp(graph.Sub(scores, sliceTiles(lseTiles, b.from, b.to))), graph.ZerosLike(scores))
+		weights := where(mask, graph.Exp(graph.Sub(scores, sliceTiles(lseTiles, b.from, b.to))), 0)
 		dropped := t.drop.applyAt(weights, query, key)
 		dOutBand := sliceTiles(dOutTiles, b.from, b.to)
 		dvTiles = addTiles(dvTiles, graph.Einsum("bhpqk,bhpqd->bhpkd", dropped, dOutBand), keysFrom, keysTo)
