@@ -75,4 +75,3 @@ func TestDecodingMatchesRecomputation(t *testing.T) {
 		t.Errorf("%d family rows decode incrementally; want at least full, local, s2, ecp, pi, longformer, bigbird", decoded)
 	}
 }
-

@@ -146,7 +146,7 @@ func TestTiledAttentionMatchesDense(t *testing.T) {
 		{"causal_whole_tiles", 32, 32, 0, true}, // no padding: the bands below the diagonal go unmasked
 		{"bidirectional", 29, 29, 0, false},
 		{"bidirectional_whole_tiles", 24, 24, 0, false}, // no band masked at all
-		{"latents", 11, 37, 26, true}, // PerceiverAR's cross-attention: 11 latents after 26 of history
+		{"latents", 11, 37, 26, true},                   // PerceiverAR's cross-attention: 11 latents after 26 of history
 	}
 	for _, c := range cases {
 		for _, rate := range []float64{0, 0.3} {
