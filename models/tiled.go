@@ -12,10 +12,11 @@ import (
 // and backward (FlashAttention): no n x n score or mask tensor is built, and
 // the backward pass recomputes the weights from the saved row log-sum-exp
 // instead of keeping them. Each band of tiles is a node of its own, and XLA
-// is free to keep several bands alive at once: measured on XLA CPU (one layer,
-// B = 2, H = 4, d = 32, forward+backward), the process peaks at 540, 1338 and
-// 4271 MB at n = 2048, 4096, 8192, about n^1.5, not linear; a While loop over
-// the diagonals would bound it at the cost of XLA fusing across them.
+// is free to keep several bands alive at once: measured by `make bench-peer`
+// on XLA CPU (one layer, B = 2, H = 4, d = 32, forward+backward, 2026-12-01),
+// the process grows by 326, 938 and 3166 MB at n = 2048, 4096, 8192, about
+// n^1.6, not linear; a While loop over the diagonals would bound it at the
+// cost of XLA fusing across them.
 //
 // Queries [B, H, nq, d] sit at positions queryStart, queryStart+1, ...; keys
 // and values [B, H, nk, d] at 0, 1, .... Causal attention lets a query see the
@@ -23,6 +24,10 @@ import (
 // processed by diagonals o = j - i: all pairs of a diagonal are one batched
 // matrix product, so the graph has O(tiles) nodes, and diagonals wholly above
 // the causal boundary are skipped (half the work of full causal attention).
+
+// maskedScore stands for -∞ in a masked score: finite, so that a row whose
+// keys are all masked so far keeps exp(score - maximum) finite.
+const maskedScore = -1e30
 
 // denseTile is the tile size of the tiled dense attention: large enough for
 // the matrix products to run near the machine's peak, small enough that one
@@ -181,14 +186,14 @@ func (t tiling) forward(q, k, v *graph.Node) (out, logSumExp *graph.Node) {
 	g := q.Graph()
 	qTiles, kTiles, vTiles := t.tiles(q, t.queryTiles), t.tiles(k, t.keyTiles), t.tiles(v, t.keyTiles)
 	headDim := q.Shape().Dim(3)
-	lowest := graph.Scalar(g, q.DType(), -1e30)
+	lowest := graph.Scalar(g, q.DType(), maskedScore)
 	running := graph.BroadcastToDims(lowest, t.batch, t.heads, t.queryTiles, t.tile, 1) // row maximum
 	total := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, 1))        // Σ exp(score - maximum)
 	acc := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, headDim))
 	for _, b := range t.bands() {
 		scores := t.scores(qTiles, kTiles, b)
 		mask, query, key := t.mask(g, b)
-		scores = where(mask, scores, -1e30)
+		scores = where(mask, scores, maskedScore)
 		oldMax := sliceTiles(running, b.from, b.to)
 		newMax := graph.Max(oldMax, graph.ReduceAndKeep(scores, graph.ReduceMax, -1))
 		weights := where(mask, graph.Exp(graph.Sub(scores, newMax)), 0)
