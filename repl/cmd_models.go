@@ -199,7 +199,7 @@ func runBenchAttention(c *Call) error {
 	}
 	lengths, variants := opts.Lengths, opts.Variants
 	memorySweep := c.String("memory") == "true"
-	tooLarge := map[string]string{} // "variant n" the machine cannot hold -> why
+	tooLarge := map[benchCell]string{} // what the machine cannot hold -> why
 	for _, n := range lengths {
 		for _, v := range variants {
 			cfg, err := opts.PatternConfig(v, n)
@@ -212,7 +212,7 @@ func runBenchAttention(c *Call) error {
 				if !memorySweep {
 					return fmt.Errorf("%s at n=%d: %w", v, n, err)
 				}
-				tooLarge[fmt.Sprint(v, " ", n)] = err.Error()
+				tooLarge[benchCell{v, n}] = err.Error()
 			}
 		}
 	}
@@ -249,6 +249,12 @@ func runBenchAttention(c *Call) error {
 	return nil
 }
 
+// benchCell is one measurement of `bench attention`: a variant at a length.
+type benchCell struct {
+	variant string
+	n       int
+}
+
 // peakEnv asks a `bench attention` child of benchAttentionApart to report its
 // own peak resident memory with each result.
 const peakEnv = "ECPI_BENCH_PEAK"
@@ -277,16 +283,16 @@ func processPeakMB() float64 {
 // result: a process's high-water mark is the one memory figure that covers
 // every allocator (Go's, XLA's), and a fresh process keeps one measurement's
 // memory from hiding in another's freed pages.
-// tooLarge holds the (variant, n) the machine cannot hold ("variant n" ->
-// why): those are reported as not measured.
-func benchAttentionApart(c *Call, lengths []int, variants []string, tooLarge map[string]string, backend string, emit func(bench.AttentionResult) error) error {
+// tooLarge holds the cells the machine cannot hold, with why: those are
+// reported as not measured.
+func benchAttentionApart(c *Call, lengths []int, variants []string, tooLarge map[benchCell]string, backend string, emit func(bench.AttentionResult) error) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("memory=true runs ecpi again: %w", err)
 	}
 	for _, n := range lengths {
 		for _, variant := range variants {
-			if why, ok := tooLarge[fmt.Sprint(variant, " ", n)]; ok {
+			if why, ok := tooLarge[benchCell{variant, n}]; ok {
 				if err := emit(bench.AttentionResult{Variant: variant, N: n, NotMeasured: why}); err != nil {
 					return err
 				}
