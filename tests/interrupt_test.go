@@ -27,17 +27,20 @@ func signalled(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, ready func() boo
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(commandLimit); !ready(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("not ready to interrupt after %v; stderr: %s", commandLimit, stderr.String())
+	// ecpiCommand bounds the process; one that ends before it is ready fails the test at once.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for !ready() {
+		select {
+		case err := <-exited:
+			t.Fatalf("ecpi ended (%v) before it was ready for %v; stderr: %s", err, sig, stderr.String())
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err := <-exited
 	if exit, ok := err.(*exec.ExitError); ok {
 		return exit.ExitCode(), stderr.String()
 	}
