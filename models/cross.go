@@ -16,6 +16,7 @@ func (x Cross) Name() string                  { return "cross" }
 func (x Cross) PerHead() bool                 { return false }
 func (x Cross) Allows(_, query, key int) bool { return query >= x.Context && key <= query }
 func (x Cross) ScoredPairs(n int) int64       { return int64(n-x.Context) * int64(n) }
+func (x Cross) RecomputesScores() bool        { return true }
 
 // AllowedPairs: latent at position i sees i+1 keys.
 func (x Cross) AllowedPairs(_, n int) int64 { return causalPairs(n) - causalPairs(x.Context) }

@@ -21,6 +21,7 @@ func (f Full) PerHead() bool { return false }
 func (f Full) Allows(_, query, key int) bool { return !f.Causal || key <= query }
 
 func (f Full) ScoredPairs(n int) int64 { return int64(n) * int64(n) }
+func (f Full) RecomputesScores() bool  { return true }
 
 func (f Full) AllowedPairs(_, n int) int64 {
 	if f.Causal {

@@ -36,6 +36,13 @@ type Pattern interface {
 	Attend(q, k, v *graph.Node, drop Dropout) *graph.Node
 }
 
+// Recomputing is implemented by the patterns computed by TiledAttention,
+// whose backward pass recomputes the scores instead of keeping them: a
+// training step holds a band of tiles at a time, not every score.
+type Recomputing interface {
+	RecomputesScores() bool
+}
+
 // Dropout drops attention weights while training, as the ECP authors do. Its
 // mask is a hash of a seed and of each weight's coordinates, so a pattern can
 // draw the same mask twice: the tiled dense form does, in its backward pass.
