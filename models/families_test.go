@@ -35,6 +35,7 @@ var familyCases = []map[string]string{
 	{"model": "pi", "window": "3", "skip_period": "5", "skips": "2", "head_phase": "true", "causal": "false", "n": "31"},
 	{"model": "pi", "window": "4", "skip_period": "6", "skips": "3", "gate": "false"},
 	{"model": "perceiverar", "latents": "12"},
+	{"model": "perceiverar", "latents": "12", "kv": "separate"},
 	{"model": "double", "latents": "12"},
 	{"model": "double", "latents": "12", "causal_context": "true"},
 	{"model": "compressed", "latents": "12", "compress": "5"},

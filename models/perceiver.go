@@ -47,6 +47,19 @@ func sharedKeyValues(b *Block, queryRows, x *graph.Node, queryRow int) (q, kv *g
 	return q, kv
 }
 
+// queryKeyValues is sharedKeyValues, or with separateKV one projection for
+// keys (normalised per head after RoPE, as the shared one) and one for
+// values (neither rotated nor normalised), as kv=separate does for ECP.
+func queryKeyValues(b *Block, queryRows, x *graph.Node, queryRow int, separateKV bool) (q, k, v *graph.Node) {
+	if !separateKV {
+		q, kv := sharedKeyValues(b, queryRows, x, queryRow)
+		return q, kv, kv
+	}
+	q = b.RotateFrom(b.Heads(b.Project("query", queryRows)), queryRow)
+	k = b.NormHeads("key_norm", b.Rotate(b.Heads(b.Project("key", x))))
+	return q, k, b.Heads(b.Project("value", x))
+}
+
 // LatentAttention lets the l latent queries (absolute positions C..C+l-1)
 // attend causally to all n keys: latent a sees keys j <= C + a. It is
 // PerceiverAR's cross-attention and the latent half of Split, computed in

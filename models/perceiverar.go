@@ -15,27 +15,34 @@ import (
 // The residual of layer 0 is the latent slice; the loss is on the latents.
 // The history is read once, in layer 0, and never refined: the weakness ECP
 // addresses. Keys and values share one projection, normalised per head after
-// RoPE; RoPE in layer 0 only (queries at the latents' positions).
+// RoPE (kv=separate: one projection each, as for ECP); RoPE in layer 0 only
+// (queries at the latents' positions).
 // Cost per head: l·n scores in layer 0, l² (causal half masked) after.
 type perceiverOptions struct {
 	latentOptions
+	KV string // kvShared (the authors') or kvSeparate
 }
 
 func init() {
 	Register(Spec[perceiverOptions]{
 		Name: "perceiverar", Order: 6,
-		Paper:   "ECP (baseline; arXiv 2202.07765)",
-		Summary: "PerceiverAR: latents cross-attend to the history once, then self-attend",
-		Options: option.Table[perceiverOptions]{latentsOption(func(o *perceiverOptions) *int { return &o.Latents })},
+		Paper:    "ECP (baseline; arXiv 2202.07765)",
+		Summary:  "PerceiverAR: latents cross-attend to the history once, then self-attend",
+		Defaults: perceiverOptions{KV: kvShared},
+		Options: option.Table[perceiverOptions]{
+			latentsOption(func(o *perceiverOptions) *int { return &o.Latents }),
+			option.Choice("kv", "one projection serves as keys and values (the authors' code), or one each", []string{kvShared, kvSeparate},
+				func(o *perceiverOptions) *string { return &o.KV }),
+		},
 		Resolve: func(c Config, o *perceiverOptions) { resolveLatents(c, &o.Latents) },
 		Validate: func(c Config, o perceiverOptions) error {
 			return validateLatents(c, o.Latents)
 		},
 		Layers: func(c Config, o perceiverOptions) []Layer {
-			context := c.SeqLen - o.Latents
-			layers := []Layer{{Pattern: Cross{Context: context}, SeqLen: c.SeqLen, RoPE: true, Attention: crossAttention}}
+			context, separateKV := c.SeqLen-o.Latents, o.KV == kvSeparate
+			layers := []Layer{{Pattern: Cross{Context: context}, SeqLen: c.SeqLen, RoPE: true, Attention: crossAttention(separateKV)}}
 			for len(layers) < c.Layers {
-				layers = append(layers, Layer{Pattern: Full{Causal: true}, SeqLen: o.Latents, FirstPosition: context, Attention: latentSelfAttention})
+				layers = append(layers, Layer{Pattern: Full{Causal: true}, SeqLen: o.Latents, FirstPosition: context, Attention: latentSelfAttention(separateKV)})
 			}
 			return layers
 		},
@@ -44,16 +51,20 @@ func init() {
 }
 
 // crossAttention is layer 0: queries from the latents only, at their positions.
-func crossAttention(b *Block, x *graph.Node) *graph.Node {
-	context := b.Layer.Pattern.(Cross).Context
-	q, kv := sharedKeyValues(b, graph.SliceAxis(x, 1, graph.AxisRangeToEnd(context)), x, context)
-	b.Observe(q, kv, nil)
-	return b.Output("output", LatentAttention(q, kv, kv, context, b.AttentionDropout(x.Graph())))
+func crossAttention(separateKV bool) func(b *Block, x *graph.Node) *graph.Node {
+	return func(b *Block, x *graph.Node) *graph.Node {
+		context := b.Layer.Pattern.(Cross).Context
+		q, k, v := queryKeyValues(b, graph.SliceAxis(x, 1, graph.AxisRangeToEnd(context)), x, context, separateKV)
+		b.Observe(q, k, nil)
+		return b.Output("output", LatentAttention(q, k, v, context, b.AttentionDropout(x.Graph())))
+	}
 }
 
 // latentSelfAttention is every later layer: the latents attend causally among themselves.
-func latentSelfAttention(b *Block, x *graph.Node) *graph.Node {
-	q, kv := sharedKeyValues(b, x, x, 0)
-	b.Observe(q, kv, nil)
-	return b.Output("output", b.Attend(q, kv, kv))
+func latentSelfAttention(separateKV bool) func(b *Block, x *graph.Node) *graph.Node {
+	return func(b *Block, x *graph.Node) *graph.Node {
+		q, k, v := queryKeyValues(b, x, x, 0, separateKV)
+		b.Observe(q, k, nil)
+		return b.Output("output", b.Attend(q, k, v))
+	}
 }
