@@ -80,6 +80,12 @@ const (
 	kvShared, kvSeparate = "shared", "separate"
 )
 
+// kvOption is the kv option of ECP and PerceiverAR: the authors' one projection
+// for keys and values, or one each.
+func kvOption[O any](field func(*O) *string) option.Field[O] {
+	return option.Choice("kv", "one projection serves as keys and values (the authors' code), or one each", []string{kvShared, kvSeparate}, field)
+}
+
 func init() {
 	Register(Spec[ecpOptions]{
 		Name: "ecp", Order: 4, Benchmark: true, Headline: true, Default: true,
@@ -91,8 +97,7 @@ func init() {
 				func(o *ecpOptions) *int { return &o.HalfSegment }, option.AtLeast(1)).Alias("segment"),
 			option.Choice("rope", "rotary positions in the first layer only (the authors' code) or in every layer", []string{ropeFirst, ropeEvery},
 				func(o *ecpOptions) *string { return &o.RoPE }),
-			option.Choice("kv", "one projection serves as keys and values (the authors' code), or one each", []string{kvShared, kvSeparate},
-				func(o *ecpOptions) *string { return &o.KV }),
+			kvOption(func(o *ecpOptions) *string { return &o.KV }),
 		},
 		Validate: func(c Config, o ecpOptions) error {
 			if c.SeqLen%o.HalfSegment != 0 {

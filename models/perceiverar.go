@@ -31,8 +31,7 @@ func init() {
 		Defaults: perceiverOptions{KV: kvShared},
 		Options: option.Table[perceiverOptions]{
 			latentsOption(func(o *perceiverOptions) *int { return &o.Latents }),
-			option.Choice("kv", "one projection serves as keys and values (the authors' code), or one each", []string{kvShared, kvSeparate},
-				func(o *perceiverOptions) *string { return &o.KV }),
+			kvOption(func(o *perceiverOptions) *string { return &o.KV }),
 		},
 		Resolve: func(c Config, o *perceiverOptions) { resolveLatents(c, &o.Latents) },
 		Validate: func(c Config, o perceiverOptions) error {
