@@ -46,6 +46,7 @@ type DoctorReport struct {
 	Available  []string `json:"available"` // every backend `bench` could compare here
 	PluginDirs []string `json:"plugin_dirs"`
 	GoVersion  string   `json:"go_version"`
+	Malloc     string   `json:"malloc"` // how glibc's malloc serves XLA's buffers (xla.MallocTuning)
 }
 
 // Text is the human-readable form.
@@ -60,6 +61,7 @@ func (r DoctorReport) Text() string {
 	fmt.Fprintf(&b, "available:   %s\n", strings.Join(r.Available, ", "))
 	fmt.Fprintf(&b, "plugin dirs: %s\n", strings.Join(r.PluginDirs, ", "))
 	fmt.Fprintf(&b, "go:          %s\n", r.GoVersion)
+	fmt.Fprintf(&b, "malloc:      %s\n", r.Malloc)
 	return b.String()
 }
 
@@ -78,6 +80,7 @@ func runDoctor(c *Call) error {
 	report := DoctorReport{
 		Backend: choice.Name, Config: choice.Config, Plugin: choice.Plugin, Devices: choice.Devices,
 		SIMD: choice.SIMD, Reason: choice.Reason, PluginDirs: xla.PluginDirs(), GoVersion: runtime.Version(),
+		Malloc: xla.MallocTuning(),
 	}
 	for _, candidate := range xla.Available() {
 		report.Available = append(report.Available, candidate.Name)

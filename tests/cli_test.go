@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -190,5 +191,36 @@ func TestSampleOutputHasNoRawControlBytes(t *testing.T) {
 	}
 	if !strings.ContainsAny(string(out), "␀␁␂␃␄␅␆␇␈␋␌␍␎␏␐␑␒␓␔␕␖␗␘␙␚␛␜␝␞␟␡") && !strings.Contains(string(out), `\x`) {
 		t.Errorf("an untrained byte model's 300 tokens show no control byte or stray byte: the test did not exercise the escaping: %q", out)
+	}
+}
+
+// ecpi restarts itself with glibc's malloc asking for huge pages (XLA's
+// buffers fault in 40 times faster), and keeps a user's own setting.
+func TestMallocTuning(t *testing.T) {
+	modes, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil || strings.Contains(string(modes), "[never]") {
+		t.Skip("this kernel offers no transparent huge pages")
+	}
+	doctor := func(tunables string) string {
+		cmd := ecpiCommand(t, t.TempDir(), "doctor", "backend=go", "--json")
+		cmd.Env = append(cmd.Env, "GLIBC_TUNABLES="+tunables)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("doctor with GLIBC_TUNABLES=%q: %v", tunables, err)
+		}
+		var report repl.DoctorReport
+		if err := json.Unmarshal(out, &report); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, out)
+		}
+		return report.Malloc
+	}
+	if got := doctor(""); !strings.Contains(got, "GLIBC_TUNABLES=glibc.malloc.hugetlb=1)") {
+		t.Errorf("without GLIBC_TUNABLES, malloc is %q; want huge pages turned on", got)
+	}
+	if got := doctor("glibc.malloc.arena_max=4"); !strings.Contains(got, "GLIBC_TUNABLES=glibc.malloc.arena_max=4:glibc.malloc.hugetlb=1)") {
+		t.Errorf("with another tunable set, malloc is %q; want it kept and huge pages added", got)
+	}
+	if got := doctor("glibc.malloc.hugetlb=0"); !strings.Contains(got, "defaults") || !strings.Contains(got, "hugetlb=0") {
+		t.Errorf("with hugetlb=0 set by the user, malloc is %q; want the user's choice kept", got)
 	}
 }

@@ -11,13 +11,16 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	_ "github.com/ecpi-dev/ecpi/kernel" // the notebook session server (ecpi serve)
 	"github.com/ecpi-dev/ecpi/repl"
+	"github.com/ecpi-dev/ecpi/xla"
 )
 
 func main() {
+	restartWithMallocTuning()
 	if code, ok := supervise(os.Args[1:]); ok {
 		os.Exit(code)
 	}
@@ -25,6 +28,19 @@ func main() {
 		watchInterrupts()
 	}
 	os.Exit(run(os.Args[1:]))
+}
+
+// restartWithMallocTuning replaces this process, once, by itself with glibc's
+// malloc set up for XLA's buffers (xla.MallocEnv says why). Where that cannot
+// be done, ecpi runs as it is.
+func restartWithMallocTuning() {
+	env, changed := xla.MallocEnv(os.Environ())
+	if !changed {
+		return
+	}
+	if self, err := os.Executable(); err == nil {
+		syscall.Exec(self, os.Args, env) // returns only on failure
+	}
 }
 
 // interrupts receives Ctrl-C from the moment a supervised child starts
