@@ -111,7 +111,7 @@ class Runner:
 HUGE_PAGES = "glibc.malloc.hugetlb=1"
 
 
-def torch_env(threads, malloc="hugepages"):
+def torch_env(threads, malloc):
     env = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "PYTHONWARNINGS": "ignore"}
     if malloc == "hugepages":
         env["GLIBC_TUNABLES"] = HUGE_PAGES
