@@ -617,7 +617,7 @@ def main():
     p.add_argument("--mem-fraction", type=float, default=0.6,
                    help="skip a dense n×n measurement whose predicted peak exceeds this share of MemAvailable")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
-    p.add_argument("--report", metavar="RESULTS.json", help="print the table of a saved run again (no measuring)")
+    p.add_argument("--report", metavar="RESULTS.json", help="rebuild the table of a saved run from its raw measurements, print it and store it again in the .json and .md (no measuring)")
     a = p.parse_args()
     if a.report:
         return print(render(a.report))
