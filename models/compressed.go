@@ -69,7 +69,7 @@ func init() {
 			first := Layer{
 				Pattern: Split{Context: context, Splits: 1, CausalContext: o.CausalContext, KeepContextWeights: true},
 				SeqLen:  c.SeqLen, RoPE: true, Attention: compressingAttention(context, o.Compress),
-				Residual: compressedResidual(o.Residual, context, o.Compress),
+				ResidualLag: compressedResidualLag(o.Residual, context, o.Compress),
 			}
 			layers := []Layer{first}
 			for len(layers) < c.Layers {
@@ -91,6 +91,9 @@ func compressingAttention(context, compressed int) AttentionFunc {
 		q, kv := sharedKeyValues(b, x, x, 0)
 		b.Observe(q, kv, nil)
 		merged := b.MergeHeads(b.Attend(q, kv, kv)) // [B, n, d]
+		if b.Decoding() {                           // one latent row: nothing to compress
+			return Linear(b.Scope.In("output"), merged, b.Model.Config.Dim, true)
+		}
 		history := graph.TransposeAllAxes(graph.SliceAxis(merged, 1, graph.AxisRange(0, context)), 0, 2, 1)
 		squeezed := graph.TransposeAllAxes(Linear(b.Scope.In("compress"), history, compressed, true), 0, 2, 1) // [B, c, d]
 		rows := graph.Concatenate([]*graph.Node{squeezed, graph.SliceAxis(merged, 1, graph.AxisRangeToEnd(context))}, 1)
@@ -98,12 +101,11 @@ func compressingAttention(context, compressed int) AttentionFunc {
 	}
 }
 
-// compressedResidual is layer 0's residual (see the family's doc comment).
-func compressedResidual(kind string, context, compressed int) func(x *graph.Node, rows int) *graph.Node {
-	return func(x *graph.Node, rows int) *graph.Node {
-		if kind == residualAuthors {
-			return graph.SliceAxis(x, 1, graph.AxisRange(0, rows))
-		}
-		return graph.SliceAxis(x, 1, graph.AxisRangeToEnd(context-compressed))
+// compressedResidualLag is layer 0's residual (see the family's doc comment):
+// the authors' first c+l rows lie C-c positions before the rows they write.
+func compressedResidualLag(kind string, context, compressed int) int {
+	if kind == residualAuthors {
+		return context - compressed
 	}
+	return 0
 }

@@ -21,7 +21,11 @@ func (x Cross) RecomputesScores() bool        { return true }
 // AllowedPairs: latent at position i sees i+1 keys.
 func (x Cross) AllowedPairs(_, n int) int64 { return causalPairs(n) - causalPairs(x.Context) }
 
-// Attend takes queries of all n positions and returns the l latent rows.
+// Attend takes the queries of all n positions, or of the l latents only (the
+// rows PerceiverAR projects), and returns the l latent rows.
 func (x Cross) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
-	return LatentAttention(graph.SliceAxis(q, 2, graph.AxisRangeToEnd(x.Context)), k, v, x.Context, drop)
+	if q.Shape().Dim(2) == k.Shape().Dim(2) {
+		q = graph.SliceAxis(q, 2, graph.AxisRangeToEnd(x.Context))
+	}
+	return LatentAttention(q, k, v, x.Context, drop)
 }

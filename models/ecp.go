@@ -149,7 +149,7 @@ func ecpOutputs(b *Block, x, out *graph.Node) *graph.Node {
 			return first
 		}
 		rest := b.Output("output_rest", out)
-		inFirst := graph.LessThan(b.Position(), int32Scalar(x.Graph(), halfSegment))
+		inFirst := graph.LessThan(b.Row(), int32Scalar(x.Graph(), halfSegment))
 		return graph.Where(inFirst, first, rest)
 	}
 	first := b.Output("output_first", graph.SliceAxis(out, 2, graph.AxisRange(0, halfSegment)))

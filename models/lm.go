@@ -29,9 +29,10 @@ type Layer struct {
 	FirstPosition int
 	// Attention builds the layer's attention (nil: StandardAttention).
 	Attention AttentionFunc
-	// Residual picks the rows of the residual stream the attention output is
-	// added to (nil: the last rows, as many as the attention returns).
-	Residual func(x *graph.Node, rows int) *graph.Node
+	// ResidualLag: the attention output at position i is added to the
+	// residual stream at position i - ResidualLag (0 for every layer but
+	// Compressed Double Attention's first, as its authors wrote it).
+	ResidualLag int
 }
 
 // AttentionFunc builds one layer's attention: the layer-normalised input
@@ -111,23 +112,26 @@ func (m *Model) block(scope *model.Scope, index int, x *graph.Node) *graph.Node 
 		attention = StandardAttention
 	}
 	attended := attention(b, LayerNorm(scope.In("attention_norm"), x))
-	residual := layer.Residual
-	if residual == nil {
-		residual = lastRows
-	}
-	x = graph.Add(residual(x, attended.Shape().Dim(1)), attended)
+	x = graph.Add(b.residual(x, attended.Shape().Dim(1)), attended)
 	hidden := activation.Gelu(Linear(scope.In("ff_in"), LayerNorm(scope.In("ff_norm"), x), m.Config.FFMult*m.Config.Dim, true))
 	hidden = layers.DropoutStatic(b.dropoutScope, hidden, m.Config.Dropout)
 	return graph.Add(x, Linear(scope.In("ff_out"), hidden, m.Config.Dim, true))
 }
 
-// lastRows is the residual of a layer that writes the last `rows` rows
-// (all of them for most; PerceiverAR's cross-attention writes the latents).
-func lastRows(x *graph.Node, rows int) *graph.Node {
-	if length := x.Shape().Dim(1); length != rows {
-		return graph.SliceAxis(x, 1, graph.AxisRangeToEnd(length-rows))
+// residual is the part of the layer's input x that an attention output of
+// `rows` rows is added to: the last rows (all of them for most layers;
+// PerceiverAR's cross-attention writes the latents), ResidualLag rows earlier.
+// While decoding, the lagged row is an earlier token's embedding.
+func (b *Block) residual(x *graph.Node, rows int) *graph.Node {
+	lag := b.Layer.ResidualLag
+	if b.Decoding() && lag > 0 {
+		return b.decode.laggedInput
 	}
-	return x
+	length := x.Shape().Dim(1)
+	if length == rows && lag == 0 {
+		return x
+	}
+	return graph.SliceAxis(x, 1, graph.AxisRange(length-lag-rows, length-lag))
 }
 
 // Block is one layer's attention while its graph is built: what the family's
@@ -191,7 +195,8 @@ func (b *Block) RotateFrom(x *graph.Node, row int) *graph.Node {
 		return x
 	}
 	if b.Decoding() {
-		return rotary(x, graph.Reshape(b.decode.position, 1), b.Model.Config.Theta)
+		position := graph.AddScalar(b.decode.row, float64(b.Layer.FirstPosition))
+		return rotary(x, graph.Reshape(position, 1), b.Model.Config.Theta)
 	}
 	return rotary(x, positionsFrom(x.Graph(), b.Layer.FirstPosition+row, x.Shape().Dim(2)), b.Model.Config.Theta)
 }

@@ -49,13 +49,18 @@ func init() {
 	})
 }
 
-// crossAttention is layer 0: queries from the latents only, at their positions.
+// crossAttention is layer 0: queries from the latents only, at their positions
+// (while decoding, x is the one latent being decoded).
 func crossAttention(separateKV bool) func(b *Block, x *graph.Node) *graph.Node {
 	return func(b *Block, x *graph.Node) *graph.Node {
-		context := b.Layer.Pattern.(Cross).Context
-		q, k, v := queryKeyValues(b, graph.SliceAxis(x, 1, graph.AxisRangeToEnd(context)), x, context, separateKV)
+		latents, firstLatent := x, 0
+		if !b.Decoding() {
+			firstLatent = b.Layer.Pattern.(Cross).Context
+			latents = graph.SliceAxis(x, 1, graph.AxisRangeToEnd(firstLatent))
+		}
+		q, k, v := queryKeyValues(b, latents, x, firstLatent, separateKV)
 		b.Observe(q, k, nil)
-		return b.Output("output", LatentAttention(q, k, v, context, b.AttentionDropout(x.Graph())))
+		return b.Output("output", b.Attend(q, k, v))
 	}
 }
 

@@ -103,7 +103,7 @@ func init() {
 		Summary: "generation tokens/s per family and length: incremental decoding against recomputing the window",
 		Details: "Models of bench train's sizes with random weights, a prompt of n/2 random tokens, then tokens=\n" +
 			"tokens generated one at a time (median per token, after the graphs compiled): with the key/value\n" +
-			"cache where the family decodes incrementally, and by one full forward pass per token.",
+			"cache (every family decodes incrementally), and by one full forward pass per token.",
 		Options: []Option{
 			ListOption("models", strings.Join(models.BenchmarkFamilies(), ","), "comma-separated model families", models.FamilyNames),
 			IntsOption("n", "1024,4096", "comma-separated sequence lengths", option.AtLeast(2)),

@@ -92,23 +92,19 @@ type GenerateOptions struct {
 	Backend  string
 }
 
-// GenerateResult is one (family, n) measurement: incremental decoding (when
-// the family decodes incrementally) and recomputing the window per token.
+// GenerateResult is one (family, n) measurement: incremental decoding and
+// recomputing the window per token.
 type GenerateResult struct {
 	Family              string  `json:"family"`
 	N                   int     `json:"n"`
 	Backend             string  `json:"backend"`
-	Incremental         bool    `json:"incremental"`
-	TokensPerS          float64 `json:"tokens_per_s"`           // incremental decoding (0 when the family cannot)
+	TokensPerS          float64 `json:"tokens_per_s"`           // incremental decoding
 	RecomputeTokensPerS float64 `json:"recompute_tokens_per_s"` // one full forward pass per token
 	CompileMS           float64 `json:"compile_ms"`             // compiling the prefill and step graphs
 }
 
 // Text is one line.
 func (r *GenerateResult) Text() string {
-	if !r.Incremental {
-		return fmt.Sprintf("%-11s n=%-5d %s: recomputing %8.1f tokens/s (no incremental decoding for this family)", r.Family, r.N, r.Backend, r.RecomputeTokensPerS)
-	}
 	return fmt.Sprintf("%-11s n=%-5d %s: decoding %8.1f tokens/s, recomputing %8.1f tokens/s (x%.1f), compile %.0f ms",
 		r.Family, r.N, r.Backend, r.TokensPerS, r.RecomputeTokensPerS, r.TokensPerS/r.RecomputeTokensPerS, r.CompileMS)
 }
@@ -170,7 +166,7 @@ func benchGenerateOne(ctx context.Context, choice *xla.Choice, cfg models.Config
 	}
 	prompt := n / 2
 	tokens = max(1, min(tokens, n-prompt))
-	r := &GenerateResult{Family: cfg.Model, N: n, Backend: choice.Name, Incremental: m.CanDecode()}
+	r := &GenerateResult{Family: cfg.Model, N: n, Backend: choice.Name}
 
 	recompute, err := model.NewExec(choice.Backend, store, func(scope *model.Scope, tokens *graph.Node) *graph.Node { return m.Logits(scope, tokens) })
 	if err != nil {
@@ -186,9 +182,6 @@ func benchGenerateOne(ctx context.Context, choice *xla.Choice, cfg models.Config
 		return nil, err
 	}
 	r.RecomputeTokensPerS = 1 / perToken
-	if !r.Incremental {
-		return r, nil
-	}
 	d, err := NewDecoder(choice.Backend, store, m)
 	if err != nil {
 		return nil, err

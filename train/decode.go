@@ -19,12 +19,13 @@ type Decoder struct {
 	prefill, step *model.Exec
 	caches        []*tensors.Tensor
 	window        []int32 // the tokens of the current window, position 0 first
+	pad           int32   // fills the window after its tokens
 }
 
 // NewDecoder compiles (lazily) the prefill and step graphs of m over store.
 func NewDecoder(backend compute.Backend, store *model.Store, m *models.Model) (*Decoder, error) {
 	if !m.CanDecode() {
-		return nil, fmt.Errorf("model %s does not decode incrementally (its layers change length or it predicts its latents only)", m.Config.Model)
+		return nil, fmt.Errorf("model %s does not decode incrementally: it is not causal", m.Config.Model)
 	}
 	d := &Decoder{model: m}
 	var err error
@@ -49,27 +50,38 @@ func (d *Decoder) Finalize() {
 }
 
 // Prefill starts a window with tokens (at most n) and returns the logits that
-// predict the token after them.
+// predict the token after them. The PerceiverAR family predicts only its
+// latents, so a shorter prompt is padded in front until it reaches the first.
 func (d *Decoder) Prefill(tokens []int32, pad int32) ([]float32, error) {
-	n := d.model.Config.SeqLen
+	n, start := d.model.Config.SeqLen, d.model.LossStart()
 	if len(tokens) == 0 || len(tokens) > n {
 		return nil, fmt.Errorf("prefill needs 1 to n=%d tokens, got %d", n, len(tokens))
 	}
-	window := make([]int32, n)
-	copy(window, tokens)
-	for i := len(tokens); i < n; i++ {
-		window[i] = pad
+	d.pad = pad
+	d.window = d.window[:0]
+	for range start + 1 - len(tokens) {
+		d.window = append(d.window, pad)
 	}
-	outs, err := d.prefill.Exec(tensors.FromFlatDataAndDimensions(window, 1, n))
+	d.window = append(d.window, tokens...)
+	outs, err := d.prefill.Exec(tensors.FromFlatDataAndDimensions(d.padded(), 1, n))
 	if err != nil {
 		return nil, err
 	}
 	d.caches = outs[1:]
-	d.window = append(d.window[:0], tokens...)
 	logits := tensors.MustCopyFlatData[float32](outs[0])
-	vocab := len(logits) / n
-	at := len(tokens) - 1
+	vocab := len(logits) / (n - start)
+	at := len(d.window) - 1 - start
 	return logits[at*vocab : (at+1)*vocab], nil
+}
+
+// padded is the window's tokens followed by padding up to n.
+func (d *Decoder) padded() []int32 {
+	window := make([]int32, d.model.Config.SeqLen)
+	copy(window, d.window)
+	for i := len(d.window); i < len(window); i++ {
+		window[i] = d.pad
+	}
+	return window
 }
 
 // Next appends token at the next position of the window and returns the
@@ -83,20 +95,21 @@ func (d *Decoder) Next(token int32) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []any{tensors.FromFlatDataAndDimensions([]int32{token}, 1), tensors.FromScalar(int32(position)),
+	d.window = append(d.window, token)
+	args := []any{tensors.FromFlatDataAndDimensions(d.padded(), 1, d.model.Config.SeqLen), tensors.FromScalar(int32(position)),
 		tensors.FromValue(keys.Positions), tensors.FromValue(keys.Valid), tensors.FromValue(keys.Skip)}
 	for _, c := range d.caches {
 		args = append(args, c)
 	}
 	outs, err := d.step.Exec(args...)
 	if err != nil {
+		d.window = d.window[:position]
 		return nil, err
 	}
 	for _, c := range d.caches {
 		c.MustFinalizeAll()
 	}
 	d.caches = outs[1:]
-	d.window = append(d.window, token)
 	return tensors.MustCopyFlatData[float32](outs[0]), nil
 }
 
@@ -104,11 +117,11 @@ func (d *Decoder) Next(token int32) ([]float32, error) {
 func (d *Decoder) Full() bool { return len(d.window) >= d.model.Config.SeqLen }
 
 // decodeTokens generates count tokens after context: the window is the last
-// tokens of the context (at most n/2 after a move), decoded one by one; a
-// full window moves on by n/2 and is prefilled again.
+// tokens of the context (at most n/2 after a move, or up to the first latent),
+// decoded one by one; a full window moves on and is prefilled again.
 func decodeTokens(ctx context.Context, d *Decoder, context []int32, count int, pad int32, choose func([]float32) int32) ([]int32, error) {
 	m := d.model
-	keep := max(1, m.Config.SeqLen/2)
+	keep := max(1, m.Config.SeqLen/2, m.LossStart()+1)
 	start := max(0, len(context)-m.Config.SeqLen)
 	logits, err := d.Prefill(context[start:], pad)
 	if err != nil {

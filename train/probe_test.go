@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"math"
 	"testing"
 )
@@ -10,15 +9,7 @@ import (
 // checks the probed weights: each row sums to 1 over K(i), is zero outside
 // it, and the gate statistics lie in [0, 1].
 func TestAttentionAndGateProbes(t *testing.T) {
-	o := tiny(t, map[string]string{"model": "pi", "window": "4", "segment": "", "steps": "2", "eval_every": "0"})
-	r, err := Run(context.Background(), o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Open(r.Checkpoint, "go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := trainedTiny(t, map[string]string{"model": "pi", "window": "4", "segment": "", "steps": "2", "eval_every": "0"})
 	tokens, err := l.InputTokens("Light is propagated from luminous bodies in time.")
 	if err != nil {
 		t.Fatal(err)

@@ -41,15 +41,7 @@ func TestReceptiveFieldMatchesBounds(t *testing.T) {
 // TestReceptiveFieldOfTrainedWeights measures every depth of a trained
 // checkpoint: each depth builds its own store from the same saved values.
 func TestReceptiveFieldOfTrainedWeights(t *testing.T) {
-	o := tiny(t, map[string]string{"steps": "2", "eval_every": "0"})
-	result, err := Run(context.Background(), o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := Open(result.Checkpoint, "go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := trainedTiny(t, map[string]string{"steps": "2", "eval_every": "0"})
 	r, err := loaded.ReceptiveField(context.Background(), RFOptions{Position: -1, Threshold: 1e-6})
 	if err != nil {
 		t.Fatal(err)

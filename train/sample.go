@@ -13,10 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ecpi-dev/ecpi/data"
-
-	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/model"
 )
 
 // SampleOptions controls generation.
@@ -42,11 +38,9 @@ type SampleResult struct {
 func (r *SampleResult) String() string { return Visible(r.Prompt + r.Text) }
 
 // Sample continues a prompt with the LM, one token at a time, from softmax(logits/T)
-// restricted to the top k. Models that decode incrementally (models.Model.CanDecode)
-// run each new token alone against a key/value cache; when the window of n
-// tokens is full it moves on by n/2 tokens and is prefilled again. The
-// PerceiverAR family recomputes its window for every token: the last n tokens,
-// right-aligned (padded with newlines) while shorter.
+// restricted to the top k. Each new token runs alone against a key/value cache
+// (Decoder); when the window of n tokens is full it moves on by n/2 tokens
+// (the PerceiverAR family: back to its first latent) and is prefilled again.
 func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, error) {
 	tok := l.Tokenizer()
 	if tok == nil {
@@ -62,18 +56,13 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x73616d706c65))
 	choose := func(logits []float32) int32 { return pick(logits, o.Temperature, o.TopK, rng) }
-	var generated []int32
-	var err error
-	if l.model.CanDecode() {
-		if l.decoder == nil {
-			if l.decoder, err = NewDecoder(l.backend.Backend, l.store, l.model); err != nil {
-				return nil, err
-			}
+	if l.decoder == nil {
+		var err error
+		if l.decoder, err = NewDecoder(l.backend.Backend, l.store, l.model); err != nil {
+			return nil, err
 		}
-		generated, err = decodeTokens(ctx, l.decoder, context, o.Tokens, pad, choose)
-	} else {
-		generated, err = l.recomputeTokens(ctx, context, o.Tokens, pad, choose)
 	}
+	generated, err := decodeTokens(ctx, l.decoder, context, o.Tokens, pad, choose)
 	if err != nil {
 		return nil, err
 	}
@@ -82,35 +71,6 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 		r.Hint = ReadabilityHint(l.Manifest, r.Text, lm.corpus)
 	}
 	return r, nil
-}
-
-// recomputeTokens generates by running the whole window for every token.
-func (l *Loaded) recomputeTokens(ctx context.Context, context []int32, count int, pad int32, choose func([]float32) int32) ([]int32, error) {
-	n, start := l.model.Config.SeqLen, l.model.LossStart()
-	exec, err := model.NewExec(l.backend.Backend, l.store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
-		return l.model.Logits(scope, tokens)
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer exec.Finalize()
-	var generated []int32
-	for range count {
-		if ctx.Err() != nil {
-			break
-		}
-		window, at := sampleWindow(context, n, start, pad)
-		outs, err := exec.Exec(tensors.FromFlatDataAndDimensions(window, 1, n))
-		if err != nil {
-			return nil, err
-		}
-		logits := tensors.MustCopyFlatData[float32](outs[0])
-		vocab := len(logits) / (n - start)
-		next := choose(logits[(at-start)*vocab : (at-start+1)*vocab])
-		context = append(context, next)
-		generated = append(generated, next)
-	}
-	return generated, nil
 }
 
 // readableBPC is about where a byte-level model's samples start to read as

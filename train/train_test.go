@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"math"
@@ -12,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/ecpi-dev/ecpi/data"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
 )
 
 var (
@@ -54,6 +58,20 @@ func tiny(t *testing.T, extra map[string]string) Options {
 	}
 	o.Home = home(t)
 	return o
+}
+
+// trainedTiny trains tiny(t, extra) and opens its checkpoint on the Go backend.
+func trainedTiny(t *testing.T, extra map[string]string) *Loaded {
+	t.Helper()
+	r, err := Run(context.Background(), tiny(t, extra), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(r.Checkpoint, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func TestRunTrainsAndReports(t *testing.T) {
@@ -206,41 +224,75 @@ func TestAuthorsProtocol(t *testing.T) {
 
 // TestDecodedSampleMatchesRecomputed: within one window, greedy decoding with
 // the key/value cache picks the tokens that recomputing the window picks; past
-// the window it keeps going.
+// the window it keeps going. ECP, and two of the PerceiverAR family, whose
+// windows start at the first latent (compressed: its residual lags in layer 0).
 func TestDecodedSampleMatchesRecomputed(t *testing.T) {
-	o := tiny(t, map[string]string{"steps": "3", "eval_every": "0"})
-	r, err := Run(context.Background(), o, nil)
+	for _, extra := range []map[string]string{{}, {"model": "perceiverar", "segment": ""}, {"model": "compressed", "segment": ""}} {
+		extra["steps"], extra["eval_every"] = "3", "0"
+		t.Run(cmp.Or(extra["model"], "ecp"), func(t *testing.T) {
+			l := trainedTiny(t, extra)
+			greedy := func(logits []float32) int32 { return pick(logits, 0, 0, nil) }
+			prompt := l.Tokenizer().Encode("Light is")
+			d, err := NewDecoder(l.backend.Backend, l.store, l.model)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := l.model.Config.SeqLen
+			count := min(20, n-max(len(prompt), l.model.LossStart()+1))
+			decoded, err := decodeTokens(context.Background(), d, slices.Clone(prompt), count, '\n', greedy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recomputed, err := recomputeTokens(l, prompt, count, '\n', greedy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(decoded, recomputed) {
+				t.Errorf("decoded %v, recomputed %v", decoded, recomputed)
+			}
+			long, err := decodeTokens(context.Background(), d, slices.Clone(prompt), 70, '\n', greedy)
+			if err != nil || len(long) != 70 {
+				t.Errorf("70 tokens across windows of %d: got %d, %v", n, len(long), err)
+			}
+		})
+	}
+}
+
+// recomputeTokens is the reference of decoding: it runs the whole window for
+// every token, laid out as the Decoder lays it out (prompt padded in front up
+// to the first predicted position, padding after), for count tokens that fit.
+func recomputeTokens(l *Loaded, prompt []int32, count int, pad int32, choose func([]float32) int32) ([]int32, error) {
+	n, start := l.model.Config.SeqLen, l.model.LossStart()
+	exec, err := model.NewExec(l.backend.Backend, l.store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
+		return l.model.Logits(scope, tokens)
+	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	l, err := Open(r.Checkpoint, "go")
-	if err != nil {
-		t.Fatal(err)
+	defer exec.Finalize()
+	var window []int32
+	for range start + 1 - len(prompt) {
+		window = append(window, pad)
 	}
-	if !l.model.CanDecode() {
-		t.Fatal("the tiny ECP model should decode incrementally")
+	window = append(window, prompt...)
+	var generated []int32
+	for range count {
+		padded := slices.Clone(window)
+		for len(padded) < n {
+			padded = append(padded, pad)
+		}
+		outs, err := exec.Exec(tensors.FromFlatDataAndDimensions(padded, 1, n))
+		if err != nil {
+			return nil, err
+		}
+		logits := tensors.MustCopyFlatData[float32](outs[0])
+		vocab := len(logits) / (n - start)
+		at := len(window) - 1 - start
+		next := choose(logits[at*vocab : (at+1)*vocab])
+		window = append(window, next)
+		generated = append(generated, next)
 	}
-	greedy := func(logits []float32) int32 { return pick(logits, 0, 0, nil) }
-	prompt := l.Tokenizer().Encode("Light is")
-	d, err := NewDecoder(l.backend.Backend, l.store, l.model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decoded, err := decodeTokens(context.Background(), d, slices.Clone(prompt), 20, '\n', greedy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recomputed, err := l.recomputeTokens(context.Background(), slices.Clone(prompt), 20, '\n', greedy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(decoded, recomputed) {
-		t.Errorf("decoded %v, recomputed %v", decoded, recomputed)
-	}
-	long, err := decodeTokens(context.Background(), d, slices.Clone(prompt), 70, '\n', greedy)
-	if err != nil || len(long) != 70 {
-		t.Errorf("70 tokens across windows of 32: got %d, %v", len(long), err)
-	}
+	return generated, nil
 }
 
 // TestLossByPosition: the ecpi protocol reports the loss at every position the
