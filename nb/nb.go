@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -148,6 +149,15 @@ func Pick[T any](quick, full T) T {
 		return quick
 	}
 	return full
+}
+
+// Ints writes a list of ints as an option value: Ints([]int{6, 24, 40}) is "6,24,40".
+func Ints(values []int) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ",")
 }
 
 // socket is the session server's socket of this cell's kernel (the cell's
