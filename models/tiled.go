@@ -31,11 +31,10 @@ import (
 // keys are all masked so far keeps exp(score - maximum) finite.
 const maskedScore = -1e30
 
-// DenseTile is the tile size of the tiled dense attention: large enough for
+// denseTile is the tile size of the tiled dense attention: large enough for
 // the matrix products to run near the machine's peak, small enough that one
 // band of scores, [B, H, n/tile, tile, tile], stays a few tiles' worth of n·d.
-// The memory a tiled layer holds grows as its query rows times DenseTile.
-const DenseTile = 256
+const denseTile = 256
 
 // tiling describes one tiled attention.
 type tiling struct {
@@ -50,7 +49,6 @@ type tiling struct {
 	scale        float64
 	drop         Dropout
 	batch, heads int
-	bandPairs    int // the most tile pairs of one band
 }
 
 func newTiling(q, k *graph.Node, queryStart int, causal bool, drop Dropout, tile int) tiling {
@@ -59,10 +57,6 @@ func newTiling(q, k *graph.Node, queryStart int, causal bool, drop Dropout, tile
 	tile = min(tile, max(nq, nk))
 	t := tiling{tile: tile, nq: nq, nk: nk, queryStart: queryStart, causal: causal, scale: 1 / math.Sqrt(float64(dims[3])),
 		queryTiles: ceilDiv(nq, tile), keyTiles: ceilDiv(nk, tile), drop: drop, batch: dims[0], heads: dims[1]}
-	t.bandPairs = t.queryTiles // a diagonal has at most one pair per query tile
-	if q.Graph().Backend().String() == "go" {
-		t.bandPairs = min(t.bandPairs, goBandPairs)
-	}
 	t.firstOffset = -(t.queryTiles - 1)
 	t.lastOffset = t.keyTiles - 1
 	if causal { // the last key tile any query of tile i reaches is (queryStart + i·tile + tile - 1) / tile
@@ -71,25 +65,15 @@ func newTiling(q, k *graph.Node, queryStart int, causal bool, drop Dropout, tile
 	return t
 }
 
-// goBandPairs is the most tile pairs one band holds on the Go backend, which
-// keeps freed buffers in one pool per size class: bands as long as their
-// diagonals (as many sizes as there are diagonals) made its peak memory grow
-// as n^1.3 (1.6–1.7 GB at n = 8192, B = 2, H = 4, d = 32), bands of at most 4
-// pairs keep it linear (0.6 GB) for up to 25 % more time. XLA reuses one buffer
-// for bands of every size, and more bands would cost it compile time (56–61 s
-// instead of 7 at n = 8192) and memory, so there a band is a whole diagonal.
-const goBandPairs = 4
-
 // band is the query tiles [from, to) paired with key tiles [from+offset, to+offset).
 type band struct{ offset, from, to int }
 
-// bands lists the bands diagonal by diagonal, each diagonal's in query order.
 func (t tiling) bands() []band {
 	var out []band
 	for o := t.firstOffset; o <= t.lastOffset; o++ {
 		from, to := max(0, -o), min(t.queryTiles, t.keyTiles-o)
-		for start := from; start < to; start += t.bandPairs {
-			out = append(out, band{o, start, min(start+t.bandPairs, to)})
+		if from < to {
+			out = append(out, band{o, from, to})
 		}
 	}
 	return out
@@ -186,7 +170,7 @@ func addTiles(acc, update *graph.Node, from, to int) *graph.Node {
 // a backward pass that recomputes the weights: no n x n tensor in either.
 // q: [B, H, nq, d] at positions queryStart...; k, v: [B, H, nk, d].
 func TiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout) *graph.Node {
-	return tiledAttention(q, k, v, queryStart, causal, drop, DenseTile)
+	return tiledAttention(q, k, v, queryStart, causal, drop, denseTile)
 }
 
 func tiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout, tile int) *graph.Node {
