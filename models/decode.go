@@ -45,10 +45,11 @@ func (m *Model) CanDecode() bool {
 // and head: no query of the block forms scores more keys than its block, and
 // a latent sees at most every row of its layer (the last one does).
 func (m *Model) DecodeWidth() int {
+	latents := m.LossStart() > 0 // the PerceiverAR family
 	width := 1
 	for _, l := range m.layers {
 		width = max(width, int(ceilDivInt64(l.Pattern.ScoredPairs(l.SeqLen), int64(l.SeqLen))))
-		if m.LossStart() > 0 {
+		if latents {
 			width = max(width, l.SeqLen)
 		}
 	}
