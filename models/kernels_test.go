@@ -134,8 +134,9 @@ func TestIndexSets(t *testing.T) {
 
 // TestTiledAttentionMatchesDense checks the tiled form with small tiles (so
 // every band kind occurs: partial tiles, causal diagonals, queries that start
-// later than the keys) against dense attention, outputs and gradients, with
-// and without dropout (the same hashed mask in both).
+// later than the keys), one diagonal per band and as on the Go backend
+// (diagonals folded into bands, which share query and key tiles), against dense attention, outputs
+// and gradients, with and without dropout (the same hashed mask in both).
 func TestTiledAttentionMatchesDense(t *testing.T) {
 	cases := []struct {
 		name                  string
@@ -150,26 +151,73 @@ func TestTiledAttentionMatchesDense(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, rate := range []float64{0, 0.3} {
-			t.Run(fmt.Sprintf("%s_dropout%g", c.name, rate), func(t *testing.T) {
-				drop := func(g *graph.Graph) Dropout {
-					if rate == 0 {
-						return Dropout{}
+			for _, goBackend := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s_dropout%g_go%v", c.name, rate, goBackend), func(t *testing.T) {
+					drop := func(g *graph.Graph) Dropout {
+						if rate == 0 {
+							return Dropout{}
+						}
+						return Dropout{Rate: rate, Seed: graph.Const(g, uint32(12345))}
 					}
-					return Dropout{Rate: rate, Seed: graph.Const(g, uint32(12345))}
+					tiled := func(q, k, v *graph.Node) *graph.Node {
+						return tiledAttention(q, k, v, c.offset, c.causal, drop(q.Graph()), 8, goBackend)
+					}
+					dense := func(q, k, v *graph.Node) *graph.Node {
+						allows := func(_, query, key int) bool { return !c.causal || key <= query }
+						weights := denseWeights(q, k, allows, nil)
+						g := q.Graph()
+						query := graph.Reshape(graph.AddScalar(graph.Iota(g, shapeInt32(c.queries), 0), c.offset), 1, 1, c.queries, 1)
+						key := graph.Reshape(graph.Iota(g, shapeInt32(c.keys), 0), 1, 1, 1, c.keys)
+						return graph.Einsum("bhqk,bhkd->bhqd", drop(g).applyAt(weights, query, key), v)
+					}
+					compareShapes(t, 2, 3, c.queries, c.keys, 4, tiled, dense)
+				})
+			}
+		}
+	}
+}
+
+// TestFoldedBandsHaveOneLength: folding packs a causal sequence's diagonals
+// of a and T - a tile pairs into bands of T (the middle one alone), a
+// bidirectional one's into bands of T, and covers every tile pair once.
+func TestFoldedBandsHaveOneLength(t *testing.T) {
+	cases := []struct {
+		name                  string
+		queries, keys, offset int
+		causal                bool
+		wantLengths           []int
+	}{
+		{"causal, 10 tiles", 80, 80, 0, true, []int{10, 10, 10, 10, 10, 5}},
+		{"causal, 9 tiles", 72, 72, 0, true, []int{9, 9, 9, 9, 9}},
+		{"bidirectional, 4 tiles", 32, 32, 0, false, []int{4, 4, 4, 4}},
+		{"latents, 2 of 5 tiles", 11, 37, 26, true, []int{2, 2, 2, 2, 2}},
+	}
+	for _, c := range cases {
+		layout := tileLayout(c.queries, c.keys, c.offset, c.causal, 8, true)
+		var lengths []int
+		covered := map[[2]int]int{}
+		for _, b := range layout.bands() {
+			lengths = append(lengths, b.pairs())
+			for _, s := range b {
+				for i := s.from; i < s.to; i++ {
+					covered[[2]int{i, i + s.offset}]++
 				}
-				tiled := func(q, k, v *graph.Node) *graph.Node {
-					return tiledAttention(q, k, v, c.offset, c.causal, drop(q.Graph()), 8)
+			}
+		}
+		if fmt.Sprint(lengths) != fmt.Sprint(c.wantLengths) {
+			t.Errorf("%s: band lengths %v, want %v", c.name, lengths, c.wantLengths)
+		}
+		unfolded := 0
+		for _, d := range tileLayout(c.queries, c.keys, c.offset, c.causal, 8, false).bands() {
+			unfolded += d.pairs()
+			for i := d[0].from; i < d[0].to; i++ {
+				if covered[[2]int{i, i + d[0].offset}] != 1 {
+					t.Errorf("%s: tile pair (%d, %d) computed %d times folded, want once", c.name, i, i+d[0].offset, covered[[2]int{i, i + d[0].offset}])
 				}
-				dense := func(q, k, v *graph.Node) *graph.Node {
-					allows := func(_, query, key int) bool { return !c.causal || key <= query }
-					weights := denseWeights(q, k, allows, nil)
-					g := q.Graph()
-					query := graph.Reshape(graph.AddScalar(graph.Iota(g, shapeInt32(c.queries), 0), c.offset), 1, 1, c.queries, 1)
-					key := graph.Reshape(graph.Iota(g, shapeInt32(c.keys), 0), 1, 1, 1, c.keys)
-					return graph.Einsum("bhqk,bhkd->bhqd", drop(g).applyAt(weights, query, key), v)
-				}
-				compareShapes(t, 2, 3, c.queries, c.keys, 4, tiled, dense)
-			})
+			}
+		}
+		if len(covered) != unfolded {
+			t.Errorf("%s: folded bands cover %d tile pairs, the diagonals %d", c.name, len(covered), unfolded)
 		}
 	}
 }

@@ -66,26 +66,44 @@ func (d Dropout) apply(weights *graph.Node) *graph.Node {
 // applyAt drops weights [B, H, ..., queries, keys] given the positions of
 // their queries and keys (int32, broadcastable to the weights).
 func (d Dropout) applyAt(weights, query, key *graph.Node) *graph.Node {
+	return d.where(d.keptAt(weights.Shape().Dimensions, query, key), weights)
+}
+
+// keptAt is applyAt's mask for weights of shape dims, to apply with where to
+// more than one tensor (nil when nothing is dropped).
+func (d Dropout) keptAt(dims []int, query, key *graph.Node) *graph.Node {
 	if !d.active() {
-		return weights
+		return nil
 	}
-	dims := weights.Shape().Dimensions
 	batchHead := make([]int, len(dims))
 	for i := range batchHead {
 		batchHead[i] = 1
 	}
 	batchHead[0], batchHead[1] = dims[0], dims[1]
-	index := graph.Reshape(graph.IotaFull(weights.Graph(), shapes.Make(dtypes.Uint32, dims[0], dims[1])), batchHead...)
+	index := graph.Reshape(graph.IotaFull(query.Graph(), shapes.Make(dtypes.Uint32, dims[0], dims[1])), batchHead...)
 	coords := mixHash(mixHash(index, graph.ConvertDType(query, dtypes.Uint32)), graph.ConvertDType(key, dtypes.Uint32))
-	return d.keep(weights, coords)
+	return d.kept(coords)
 }
 
 // keep zeroes the weights whose hashed coordinates fall below the rate and
 // scales the rest by 1/(1-rate).
 func (d Dropout) keep(weights, coords *graph.Node) *graph.Node {
+	return d.where(d.kept(coords), weights)
+}
+
+// kept is true for the weights keep keeps.
+func (d Dropout) kept(coords *graph.Node) *graph.Node {
 	hash := mixHash(graph.BroadcastToDims(d.Seed, coords.Shape().Dimensions...), coords)
-	threshold := graph.Scalar(weights.Graph(), dtypes.Uint32, uint32(d.Rate*math.MaxUint32))
-	kept := graph.GreaterOrEqual(hash, threshold)
+	threshold := graph.Scalar(coords.Graph(), dtypes.Uint32, uint32(d.Rate*math.MaxUint32))
+	return graph.GreaterOrEqual(hash, threshold)
+}
+
+// where scales the weights that kept keeps by 1/(1-rate) and zeroes the rest
+// (all weights as they are when kept is nil).
+func (d Dropout) where(kept, weights *graph.Node) *graph.Node {
+	if kept == nil {
+		return weights
+	}
 	scaled := graph.MulScalar(weights, 1/(1-d.Rate))
 	return graph.Where(kept, scaled, graph.ZerosLike(weights))
 }

@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -26,15 +27,33 @@ import (
 // processed by diagonals o = j - i: all pairs of a diagonal are one batched
 // matrix product, so the graph has O(tiles) nodes, and diagonals wholly above
 // the causal boundary are skipped (half the work of full causal attention).
+//
+// GoMLX's Go backend needs two changes to keep memory linear in n, because it
+// runs every op as soon as its inputs are ready and keeps freed buffers in one
+// pool per size class (four classes per power of two). First, it gathered
+// every band's keys and values at the start, n²/2 · d floats: so there the
+// keys and values, too, wait for the band before. Second, bands as long as
+// their diagonals come in as many sizes as there are diagonals, each keeping
+// its own freed buffers: so there the diagonals are folded, longest with
+// shortest, into bands of one length (a causal sequence's diagonals of a and
+// T - a tile pairs make T): half as many bands, and no extra work. Peak
+// resident memory at n = 1024 ... 16384 (B = 2, H = 4, d = 32,
+// forward+backward, `ecpi bench attention variants=full memory=true
+// backend=go`, 2026-12-02): 131, 218, 413, 797 and 1798 MB, against 165,
+// 326, 710, 1620 and 4335 MB before, in the same time or less. XLA plans its
+// buffers when it compiles and reuses one for bands of every size, so there a
+// band stays one diagonal and the graph as it was (folding would change the
+// order of the online softmax's sums, and with it every trained result).
 
 // maskedScore stands for -∞ in a masked score: finite, so that a row whose
 // keys are all masked so far keeps exp(score - maximum) finite.
 const maskedScore = -1e30
 
-// denseTile is the tile size of the tiled dense attention: large enough for
+// DenseTile is the tile size of the tiled dense attention: large enough for
 // the matrix products to run near the machine's peak, small enough that one
 // band of scores, [B, H, n/tile, tile, tile], stays a few tiles' worth of n·d.
-const denseTile = 256
+// The memory a tiled layer holds grows as its query rows times DenseTile.
+const DenseTile = 256
 
 // tiling describes one tiled attention.
 type tiling struct {
@@ -49,14 +68,21 @@ type tiling struct {
 	scale        float64
 	drop         Dropout
 	batch, heads int
+	goBackend    bool // fold the diagonals and chain every band's inputs (see above)
 }
 
-func newTiling(q, k *graph.Node, queryStart int, causal bool, drop Dropout, tile int) tiling {
+func newTiling(q, k *graph.Node, queryStart int, causal bool, drop Dropout, tile int, goBackend bool) tiling {
 	dims := q.Shape().Dimensions
-	nq, nk := dims[2], k.Shape().Dim(2)
+	t := tileLayout(dims[2], k.Shape().Dim(2), queryStart, causal, tile, goBackend)
+	t.scale, t.drop, t.batch, t.heads = 1/math.Sqrt(float64(dims[3])), drop, dims[0], dims[1]
+	return t
+}
+
+// tileLayout is the geometry of a tiling: its tiles and diagonals.
+func tileLayout(nq, nk, queryStart int, causal bool, tile int, goBackend bool) tiling {
 	tile = min(tile, max(nq, nk))
-	t := tiling{tile: tile, nq: nq, nk: nk, queryStart: queryStart, causal: causal, scale: 1 / math.Sqrt(float64(dims[3])),
-		queryTiles: ceilDiv(nq, tile), keyTiles: ceilDiv(nk, tile), drop: drop, batch: dims[0], heads: dims[1]}
+	t := tiling{tile: tile, nq: nq, nk: nk, queryStart: queryStart, causal: causal,
+		queryTiles: ceilDiv(nq, tile), keyTiles: ceilDiv(nk, tile), goBackend: goBackend}
 	t.firstOffset = -(t.queryTiles - 1)
 	t.lastOffset = t.keyTiles - 1
 	if causal { // the last key tile any query of tile i reaches is (queryStart + i·tile + tile - 1) / tile
@@ -65,16 +91,63 @@ func newTiling(q, k *graph.Node, queryStart int, causal bool, drop Dropout, tile
 	return t
 }
 
-// band is the query tiles [from, to) paired with key tiles [from+offset, to+offset).
-type band struct{ offset, from, to int }
+// segment is the query tiles [from, to) paired with key tiles
+// [from+offset, to+offset): a diagonal, or a run of one.
+type segment struct{ offset, from, to int }
 
-func (t tiling) bands() []band {
-	var out []band
+func (s segment) pairs() int { return s.to - s.from }
+
+// band is one batched matrix product: its segments' tile pairs side by side,
+// in order. Two segments of a band may share query or key tiles (every
+// diagonal of a causal sequence ends at its last query tile), so the online
+// softmax and the gradients update the tiles segment after segment.
+type band []segment
+
+func (b band) pairs() int {
+	total := 0
+	for _, s := range b {
+		total += s.pairs()
+	}
+	return total
+}
+
+// diagonals lists the diagonals that have a pair to compute, in offset order.
+func (t tiling) diagonals() []segment {
+	var out []segment
 	for o := t.firstOffset; o <= t.lastOffset; o++ {
 		from, to := max(0, -o), min(t.queryTiles, t.keyTiles-o)
 		if from < to {
-			out = append(out, band{o, from, to})
+			out = append(out, segment{o, from, to})
 		}
+	}
+	return out
+}
+
+// bands is one band per diagonal, or, on the Go backend, the diagonals paired
+// longest with shortest into bands of one length.
+func (t tiling) bands() []band {
+	diagonals := t.diagonals()
+	if !t.goBackend {
+		out := make([]band, len(diagonals))
+		for i, d := range diagonals {
+			out[i] = band{d}
+		}
+		return out
+	}
+	capacity := 0
+	for _, d := range diagonals {
+		capacity = max(capacity, d.pairs())
+	}
+	sorted := slices.Clone(diagonals)
+	slices.SortStableFunc(sorted, func(a, b segment) int { return b.pairs() - a.pairs() })
+	var out []band
+	for long, short := 0, len(sorted)-1; long <= short; long++ {
+		b := band{sorted[long]}
+		for short > long && b.pairs()+sorted[short].pairs() <= capacity {
+			b = append(b, sorted[short])
+			short--
+		}
+		out = append(out, b)
 	}
 	return out
 }
@@ -90,14 +163,63 @@ func sliceTiles(x *graph.Node, from, to int) *graph.Node {
 	return graph.SliceAxis(x, 2, graph.AxisRange(from, to))
 }
 
+// concatTiles joins parts along the tile axis.
+func concatTiles(parts []*graph.Node) *graph.Node {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return graph.Concatenate(parts, 2)
+}
+
+// queries gathers a band's query tiles of x [B, H, tiles, tile, d], pair by pair.
+func (b band) queries(x *graph.Node) *graph.Node {
+	parts := make([]*graph.Node, len(b))
+	for i, s := range b {
+		parts[i] = sliceTiles(x, s.from, s.to)
+	}
+	return concatTiles(parts)
+}
+
+// keys gathers a band's key tiles of x, pair by pair.
+func (b band) keys(x *graph.Node) *graph.Node {
+	parts := make([]*graph.Node, len(b))
+	for i, s := range b {
+		parts[i] = sliceTiles(x, s.from+s.offset, s.to+s.offset)
+	}
+	return concatTiles(parts)
+}
+
+// split cuts x, a tensor over the band's pairs, into its segments' parts.
+func (b band) split(x *graph.Node) []*graph.Node {
+	if len(b) == 1 {
+		return []*graph.Node{x}
+	}
+	parts, first := make([]*graph.Node, len(b)), 0
+	for i, s := range b {
+		parts[i] = sliceTiles(x, first, first+s.pairs())
+		first += s.pairs()
+	}
+	return parts
+}
+
 // positions are the query positions [1, 1, P, tile, 1] and key positions
-// [1, 1, P, 1, tile] of a band's tiles.
-func (t tiling) positions(g *graph.Graph, b band) (query, key *graph.Node) {
-	pairs := b.to - b.from
-	pair := graph.Iota(g, shapeInt32(1, 1, pairs, 1, 1), 2)
-	start := graph.MulScalar(graph.AddScalar(pair, b.from), t.tile)
-	query = graph.Add(graph.AddScalar(start, t.queryStart), graph.Iota(g, shapeInt32(1, 1, 1, t.tile, 1), 3))
-	key = graph.Add(graph.AddScalar(start, b.offset*t.tile), graph.Iota(g, shapeInt32(1, 1, 1, 1, t.tile), 4))
+// [1, 1, P, 1, tile] of a band's tile pairs. On the Go backend they wait for
+// chain, the band's queries, or that backend would hash every band's dropout
+// mask at the start.
+func (t tiling) positions(chain *graph.Node, b band) (query, key *graph.Node) {
+	g := chain.Graph()
+	queryStarts, keyStarts := make([]*graph.Node, len(b)), make([]*graph.Node, len(b))
+	for i, s := range b {
+		pair := graph.Iota(g, shapeInt32(1, 1, s.pairs(), 1, 1), 2)
+		if t.goBackend {
+			pair = after(pair, chain)
+		}
+		start := graph.MulScalar(graph.AddScalar(pair, s.from), t.tile)
+		queryStarts[i] = graph.AddScalar(start, t.queryStart)
+		keyStarts[i] = graph.AddScalar(start, s.offset*t.tile)
+	}
+	query = graph.Add(concatTiles(queryStarts), graph.Iota(g, shapeInt32(1, 1, 1, t.tile, 1), 3))
+	key = graph.Add(concatTiles(keyStarts), graph.Iota(g, shapeInt32(1, 1, 1, 1, t.tile), 4))
 	return query, key
 }
 
@@ -105,12 +227,10 @@ func (t tiling) positions(g *graph.Graph, b band) (query, key *graph.Node) {
 // sequences and, causally, the key at or before the query. It is nil for a
 // band where every query sees every key (most bands of a long causal
 // sequence), which then skips masking.
-func (t tiling) mask(g *graph.Graph, b band) (mask, query, key *graph.Node) {
-	query, key = t.positions(g, b)
-	// A tile's last key is at (i+offset)·tile + tile - 1, its first query at queryStart + i·tile.
-	keyAfterQuery := t.causal && (b.offset+1)*t.tile-1 > t.queryStart
-	paddedKeys := t.nk%t.tile != 0 && b.to+b.offset == t.keyTiles
-	if !keyAfterQuery && !paddedKeys {
+func (t tiling) mask(chain *graph.Node, b band) (mask, query, key *graph.Node) {
+	g := chain.Graph()
+	query, key = t.positions(chain, b)
+	if !slices.ContainsFunc(b, t.masked) {
 		// Padded queries may see keys here: their rows are cut off, and their output adjoint is zero.
 		return nil, query, key
 	}
@@ -121,11 +241,23 @@ func (t tiling) mask(g *graph.Graph, b band) (mask, query, key *graph.Node) {
 	return mask, query, key
 }
 
+// masked reports whether some query of a segment must not see some key of it.
+func (t tiling) masked(s segment) bool {
+	// A tile's last key is at (i+offset)·tile + tile - 1, its first query at queryStart + i·tile.
+	keyAfterQuery := t.causal && (s.offset+1)*t.tile-1 > t.queryStart
+	paddedKeys := t.nk%t.tile != 0 && s.to+s.offset == t.keyTiles
+	return keyAfterQuery || paddedKeys
+}
+
 // after returns x plus zero times one element of dep: the same values, which
 // the compiler can no longer compute before dep (x·0 is not folded for
-// floats: it is NaN for an infinite x).
+// floats: it is NaN for an infinite x; the Go backend folds nothing, so there
+// x may be an integer).
 func after(x, dep *graph.Node) *graph.Node {
 	one := graph.Reshape(graph.Slice(dep, graph.AxisRange(0, 1), graph.AxisRange(0, 1), graph.AxisRange(0, 1), graph.AxisRange(0, 1), graph.AxisRange(0, 1)))
+	if one.DType() != x.DType() {
+		one = graph.ConvertDType(one, x.DType())
+	}
 	return graph.Add(x, graph.MulScalar(one, 0))
 }
 
@@ -139,9 +271,7 @@ func where(mask, x *graph.Node, otherwise float64) *graph.Node {
 
 // scores is q·kᵀ/√d of a band: [B, H, P, tile, tile].
 func (t tiling) scores(qTiles, kTiles *graph.Node, b band) *graph.Node {
-	queries := sliceTiles(qTiles, b.from, b.to)
-	keys := sliceTiles(kTiles, b.from+b.offset, b.to+b.offset)
-	return graph.Einsum("bhpqd,bhpkd->bhpqk", graph.MulScalar(queries, t.scale), keys)
+	return graph.Einsum("bhpqd,bhpkd->bhpqk", graph.MulScalar(b.queries(qTiles), t.scale), b.keys(kTiles))
 }
 
 // replaceTiles returns acc with tiles [from, to) replaced by update.
@@ -170,11 +300,12 @@ func addTiles(acc, update *graph.Node, from, to int) *graph.Node {
 // a backward pass that recomputes the weights: no n x n tensor in either.
 // q: [B, H, nq, d] at positions queryStart...; k, v: [B, H, nk, d].
 func TiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout) *graph.Node {
-	return tiledAttention(q, k, v, queryStart, causal, drop, denseTile)
+	goBackend := q.Graph().Backend().String() == "go"
+	return tiledAttention(q, k, v, queryStart, causal, drop, DenseTile, goBackend)
 }
 
-func tiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout, tile int) *graph.Node {
-	t := newTiling(q, k, queryStart, causal, drop, tile)
+func tiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout, tile int, goBackend bool) *graph.Node {
+	t := newTiling(q, k, queryStart, causal, drop, tile, goBackend)
 	stop := graph.StopGradient
 	out, logSumExp := t.forward(stop(q), stop(k), stop(v))
 	nq := t.nq
@@ -202,20 +333,31 @@ func (t tiling) forward(q, k, v *graph.Node) (out, logSumExp *graph.Node) {
 	acc := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, headDim))
 	for _, b := range t.bands() {
 		scores := t.scores(qTiles, kTiles, b)
-		mask, query, key := t.mask(g, b)
+		mask, query, key := t.mask(qTiles, b)
 		scores = where(mask, scores, maskedScore)
-		oldMax := sliceTiles(running, b.from, b.to)
-		newMax := graph.Max(oldMax, graph.ReduceAndKeep(scores, graph.ReduceMax, -1))
-		weights := where(mask, graph.Exp(graph.Sub(scores, newMax)), 0)
-		decay := graph.Exp(graph.Sub(oldMax, newMax))
-		sum := graph.Add(graph.Mul(sliceTiles(total, b.from, b.to), decay), graph.ReduceAndKeep(weights, graph.ReduceSum, -1))
+		// Segment after segment, so that a segment sharing query tiles with an
+		// earlier one starts from the maxima that one left.
+		oldMax, newMax := make([]*graph.Node, len(b)), make([]*graph.Node, len(b))
+		for i, rowMax := range b.split(graph.ReduceAndKeep(scores, graph.ReduceMax, -1)) {
+			oldMax[i] = sliceTiles(running, b[i].from, b[i].to)
+			newMax[i] = graph.Max(oldMax[i], rowMax)
+			running = replaceTiles(running, newMax[i], b[i].from, b[i].to)
+		}
+		weights := where(mask, graph.Exp(graph.Sub(scores, concatTiles(newMax))), 0)
+		rowSums := b.split(graph.ReduceAndKeep(weights, graph.ReduceSum, -1))
 		weights = t.drop.applyAt(weights, query, key)
-		values := sliceTiles(vTiles, b.from+b.offset, b.to+b.offset)
-		weighted := graph.Einsum("bhpqk,bhpkd->bhpqd", weights, values)
-		acc = replaceTiles(acc, graph.Add(graph.Mul(sliceTiles(acc, b.from, b.to), decay), weighted), b.from, b.to)
-		running = replaceTiles(running, newMax, b.from, b.to)
-		total = replaceTiles(total, sum, b.from, b.to)
+		weighted := b.split(graph.Einsum("bhpqk,bhpkd->bhpqd", weights, b.keys(vTiles)))
+		var sum *graph.Node
+		for i, s := range b {
+			decay := graph.Exp(graph.Sub(oldMax[i], newMax[i]))
+			sum = graph.Add(graph.Mul(sliceTiles(total, s.from, s.to), decay), rowSums[i])
+			acc = replaceTiles(acc, graph.Add(graph.Mul(sliceTiles(acc, s.from, s.to), decay), weighted[i]), s.from, s.to)
+			total = replaceTiles(total, sum, s.from, s.to)
+		}
 		qTiles = after(qTiles, sum) // the next band's scores wait for this one's
+		if t.goBackend {
+			kTiles, vTiles = after(kTiles, sum), after(vTiles, sum)
+		}
 	}
 	out = t.untile(graph.Div(acc, total), t.nq)
 	logSumExp = t.untile(graph.Add(running, graph.Log(total)), t.nq)
@@ -225,30 +367,36 @@ func (t tiling) forward(q, k, v *graph.Node) (out, logSumExp *graph.Node) {
 // backward is FlashAttention's backward pass: per band, the weights are
 // recomputed from the log-sum-exp, and the gradients of q, k and v gathered.
 func (t tiling) backward(q, k, v, out, logSumExp, dOut *graph.Node) (dq, dk, dv *graph.Node) {
-	g := q.Graph()
 	qTiles, kTiles, vTiles := t.tiles(q, t.queryTiles), t.tiles(k, t.keyTiles), t.tiles(v, t.keyTiles)
 	dOutTiles := t.tiles(dOut, t.queryTiles)
 	lseTiles := t.tiles(logSumExp, t.queryTiles)
 	rowDot := t.tiles(graph.ReduceAndKeep(graph.Mul(dOut, out), graph.ReduceSum, -1), t.queryTiles) // D = rowsum(dO ∘ O)
 	dqTiles, dkTiles, dvTiles := graph.ZerosLike(qTiles), graph.ZerosLike(kTiles), graph.ZerosLike(vTiles)
 	for _, b := range t.bands() {
-		keysFrom, keysTo := b.from+b.offset, b.to+b.offset
 		scores := t.scores(qTiles, kTiles, b)
-		mask, query, key := t.mask(g, b)
-		weights := where(mask, graph.Exp(graph.Sub(scores, sliceTiles(lseTiles, b.from, b.to))), 0)
-		dropped := t.drop.applyAt(weights, query, key)
-		dOutBand := sliceTiles(dOutTiles, b.from, b.to)
-		dvTiles = addTiles(dvTiles, graph.Einsum("bhpqk,bhpqd->bhpkd", dropped, dOutBand), keysFrom, keysTo)
-		dDropped := graph.Einsum("bhpqd,bhpkd->bhpqk", dOutBand, sliceTiles(vTiles, keysFrom, keysTo))
-		dWeights := t.drop.applyAt(dDropped, query, key) // the same mask and scale as the forward pass
-		dScores := graph.Mul(weights, graph.Sub(dWeights, sliceTiles(rowDot, b.from, b.to)))
+		mask, query, key := t.mask(qTiles, b)
+		weights := where(mask, graph.Exp(graph.Sub(scores, b.queries(lseTiles))), 0)
+		kept := t.drop.keptAt(weights.Shape().Dimensions, query, key)
+		dropped := t.drop.where(kept, weights)
+		dOutBand := b.queries(dOutTiles)
+		dvBand := graph.Einsum("bhpqk,bhpqd->bhpkd", dropped, dOutBand)
+		dDropped := graph.Einsum("bhpqd,bhpkd->bhpqk", dOutBand, b.keys(vTiles))
+		dWeights := t.drop.where(kept, dDropped) // the same mask and scale as the forward pass
+		dScores := graph.Mul(weights, graph.Sub(dWeights, b.queries(rowDot)))
 		dScores = graph.MulScalar(dScores, t.scale)
-		dqBand := graph.Einsum("bhpqk,bhpkd->bhpqd", dScores, sliceTiles(kTiles, keysFrom, keysTo))
-		dkBand := graph.Einsum("bhpqk,bhpqd->bhpkd", dScores, sliceTiles(qTiles, b.from, b.to))
-		dqTiles = addTiles(dqTiles, dqBand, b.from, b.to)
-		dkTiles = addTiles(dkTiles, dkBand, keysFrom, keysTo)
+		dqBand := graph.Einsum("bhpqk,bhpkd->bhpqd", dScores, b.keys(kTiles))
+		dkBand := graph.Einsum("bhpqk,bhpqd->bhpkd", dScores, b.queries(qTiles))
+		dqParts, dkParts, dvParts := b.split(dqBand), b.split(dkBand), b.split(dvBand)
+		for i, s := range b {
+			dqTiles = addTiles(dqTiles, dqParts[i], s.from, s.to)
+			dkTiles = addTiles(dkTiles, dkParts[i], s.from+s.offset, s.to+s.offset)
+			dvTiles = addTiles(dvTiles, dvParts[i], s.from+s.offset, s.to+s.offset)
+		}
 		// Both inputs of the next band's n·tile products wait: its scores (q) and dO·vᵀ (dOut).
 		qTiles, dOutTiles = after(qTiles, dkBand), after(dOutTiles, dkBand)
+		if t.goBackend {
+			kTiles, vTiles = after(kTiles, dkBand), after(vTiles, dkBand)
+		}
 	}
 	return t.untile(dqTiles, t.nq), t.untile(dkTiles, t.nk), t.untile(dvTiles, t.nk)
 }

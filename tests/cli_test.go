@@ -113,11 +113,11 @@ func TestBenchAttentionMemory(t *testing.T) {
 	}
 
 	// A length the machine cannot hold is reported as not measured, and the sweep goes on.
-	stdout, stderr, code = run(t, "bench", "attention", "variants=full", "n=1048576,128", "batch=1", "heads=2", "head_dim=8",
+	stdout, stderr, code = run(t, "bench", "attention", "variants=full", "n=4194304,128", "batch=1", "heads=2", "head_dim=8",
 		"runs=1", "backend=go", "memory=true", "--json")
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], `"not_measured":"this model needs about`) || !strings.Contains(lines[1], `"peak_mb"`) {
-		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant n=1048576 not measured, then n=128 measured", code, stderr, stdout)
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant n=4194304 not measured, then n=128 measured", code, stderr, stdout)
 	}
 }
 

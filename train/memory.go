@@ -20,7 +20,7 @@ const (
 	paramBytes     = 16       // per trainable parameter: weights, gradients, two Adam moments
 	tokenBytes     = 10       // per (sequence, position, feature, layer), times 10+2·ff_mult intermediate tensors
 	scoreBytes     = 12       // per (sequence, head, scored query-key pair, layer)
-	recomputeBytes = 4        // the same, for the tiled dense form (models.Recomputing): the Go backend pools a buffer per band size
+	recomputeBytes = 40       // per (sequence, head, query row, tile column, layer) of the tiled dense form (models.Recomputing), which holds a band of tiles at a time
 	logitBytes     = 70       // per (sequence, position, vocabulary entry): logits, softmax, their gradients
 	inferenceShare = 4        // evaluation keeps one layer's activations, not all, and no gradients
 )
@@ -42,11 +42,11 @@ func estimateMemory(cfg models.Config, batch int, training bool) memoryNeed {
 	var activations float64
 	for _, layer := range r.LayerPatterns() {
 		n := float64(layer.SeqLen)
-		perScore := float64(scoreBytes)
+		scores, perScore := float64(layer.Pattern.ScoredPairs(layer.SeqLen)), float64(scoreBytes)
 		if p, ok := layer.Pattern.(models.Recomputing); ok && p.RecomputesScores() {
-			perScore = recomputeBytes
+			scores, perScore = min(scores, n*models.DenseTile), recomputeBytes
 		}
-		activations += b * (n*d*tokenBytes*(10+2*ff) + float64(r.Heads)*float64(layer.Pattern.ScoredPairs(layer.SeqLen))*perScore)
+		activations += b * (n*d*tokenBytes*(10+2*ff) + float64(r.Heads)*scores*perScore)
 	}
 	activations += b * float64(r.SeqLen) * float64(r.Vocab) * logitBytes
 	if !training {
