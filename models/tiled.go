@@ -31,19 +31,21 @@ import (
 // GoMLX's Go backend needs two changes to keep memory linear in n, because it
 // runs every op as soon as its inputs are ready and keeps freed buffers in one
 // pool per size class (four classes per power of two). First, it gathered
-// every band's keys and values at the start, n²/2 · d floats: so there the
-// keys and values, too, wait for the band before. Second, bands as long as
-// their diagonals come in as many sizes as there are diagonals, each keeping
-// its own freed buffers: so there the diagonals are folded, longest with
-// shortest, into bands of one length (a causal sequence's diagonals of a and
-// T - a tile pairs make T): half as many bands, and no extra work. Peak
-// resident memory at n = 1024 ... 16384 (B = 2, H = 4, d = 32,
-// forward+backward, `ecpi bench attention variants=full memory=true
-// backend=go`, 2026-12-02): 131, 218, 413, 797 and 1798 MB, against 165,
-// 326, 710, 1620 and 4335 MB before, in the same time or less. XLA plans its
+// every band's keys and values, and hashed every band's dropout mask, at the
+// start (n²/2 · d floats, n²/2 hashes): so there those, too, wait for the
+// band before. Second, bands as long as their diagonals come in as many sizes
+// as there are diagonals, each size keeping its own freed buffers: so there
+// the diagonals are folded, longest with shortest, into bands of one length
+// (a causal sequence's diagonals of a and T - a tile pairs make T): half as
+// many bands, and no extra work. Peak memory growth at n = 1024, 2048, 4096
+// and 8192 (B = 2, H = 4, d = 32, forward+backward; `make bench-peer`, dense
+// only, 2026-12-02): 90, 177, 384 and 798 MB, n^1.05, against 121, 298, 687
+// and 1642 MB (n^1.25) before; at n = 16384, 1.7 GB against 4.3 (`ecpi bench
+// attention variants=full memory=true backend=go`); in about the same time
+// (2.96-3.03 s against 2.87-3.00 s at n = 8192, side by side). XLA plans its
 // buffers when it compiles and reuses one for bands of every size, so there a
-// band stays one diagonal and the graph as it was (folding would change the
-// order of the online softmax's sums, and with it every trained result).
+// band stays one diagonal and the graph stays as it was (folding would change
+// the order of the online softmax's sums, and with it every trained result).
 
 // maskedScore stands for -∞ in a masked score: finite, so that a row whose
 // keys are all masked so far keeps exp(score - maximum) finite.
