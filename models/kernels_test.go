@@ -135,8 +135,9 @@ func TestIndexSets(t *testing.T) {
 // TestTiledAttentionMatchesDense checks the tiled form with small tiles (so
 // every band kind occurs: partial tiles, causal diagonals, queries that start
 // later than the keys), one diagonal per band and as on the Go backend
-// (diagonals folded into bands, which share query and key tiles), against dense attention, outputs
-// and gradients, with and without dropout (the same hashed mask in both).
+// (diagonals folded into bands, which share query and key tiles), against
+// dense attention, outputs and gradients, with and without dropout (the same
+// hashed mask in both).
 func TestTiledAttentionMatchesDense(t *testing.T) {
 	cases := []struct {
 		name                  string
@@ -211,8 +212,9 @@ func TestFoldedBandsHaveOneLength(t *testing.T) {
 		for _, d := range tileLayout(c.queries, c.keys, c.offset, c.causal, 8, false).bands() {
 			unfolded += d.pairs()
 			for i := d[0].from; i < d[0].to; i++ {
-				if covered[[2]int{i, i + d[0].offset}] != 1 {
-					t.Errorf("%s: tile pair (%d, %d) computed %d times folded, want once", c.name, i, i+d[0].offset, covered[[2]int{i, i + d[0].offset}])
+				pair := [2]int{i, i + d[0].offset}
+				if covered[pair] != 1 {
+					t.Errorf("%s: tile pair %v computed %d times folded, want once", c.name, pair, covered[pair])
 				}
 			}
 		}

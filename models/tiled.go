@@ -271,9 +271,9 @@ func where(mask, x *graph.Node, otherwise float64) *graph.Node {
 	return graph.Where(mask, x, graph.BroadcastToDims(graph.Scalar(x.Graph(), x.DType(), otherwise), x.Shape().Dimensions...))
 }
 
-// scores is q·kᵀ/√d of a band: [B, H, P, tile, tile].
-func (t tiling) scores(qTiles, kTiles *graph.Node, b band) *graph.Node {
-	return graph.Einsum("bhpqd,bhpkd->bhpqk", graph.MulScalar(b.queries(qTiles), t.scale), b.keys(kTiles))
+// scores is q·kᵀ/√d of a band's gathered query and key tiles: [B, H, P, tile, tile].
+func (t tiling) scores(queries, keys *graph.Node) *graph.Node {
+	return graph.Einsum("bhpqd,bhpkd->bhpqk", graph.MulScalar(queries, t.scale), keys)
 }
 
 // replaceTiles returns acc with tiles [from, to) replaced by update.
@@ -334,7 +334,7 @@ func (t tiling) forward(q, k, v *graph.Node) (out, logSumExp *graph.Node) {
 	total := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, 1))        // Σ exp(score - maximum)
 	acc := graph.Zeros(g, shapeF32(t.batch, t.heads, t.queryTiles, t.tile, headDim))
 	for _, b := range t.bands() {
-		scores := t.scores(qTiles, kTiles, b)
+		scores := t.scores(b.queries(qTiles), b.keys(kTiles))
 		mask, query, key := t.mask(qTiles, b)
 		scores = where(mask, scores, maskedScore)
 		// Segment after segment, so that a segment sharing query tiles with an
@@ -375,7 +375,8 @@ func (t tiling) backward(q, k, v, out, logSumExp, dOut *graph.Node) (dq, dk, dv 
 	rowDot := t.tiles(graph.ReduceAndKeep(graph.Mul(dOut, out), graph.ReduceSum, -1), t.queryTiles) // D = rowsum(dO ∘ O)
 	dqTiles, dkTiles, dvTiles := graph.ZerosLike(qTiles), graph.ZerosLike(kTiles), graph.ZerosLike(vTiles)
 	for _, b := range t.bands() {
-		scores := t.scores(qTiles, kTiles, b)
+		queries, keys := b.queries(qTiles), b.keys(kTiles) // each gathered once, for the scores and a gradient
+		scores := t.scores(queries, keys)
 		mask, query, key := t.mask(qTiles, b)
 		weights := where(mask, graph.Exp(graph.Sub(scores, b.queries(lseTiles))), 0)
 		kept := t.drop.keptAt(weights.Shape().Dimensions, query, key)
@@ -386,8 +387,8 @@ func (t tiling) backward(q, k, v, out, logSumExp, dOut *graph.Node) (dq, dk, dv 
 		dWeights := t.drop.where(kept, dDropped) // the same mask and scale as the forward pass
 		dScores := graph.Mul(weights, graph.Sub(dWeights, b.queries(rowDot)))
 		dScores = graph.MulScalar(dScores, t.scale)
-		dqBand := graph.Einsum("bhpqk,bhpkd->bhpqd", dScores, b.keys(kTiles))
-		dkBand := graph.Einsum("bhpqk,bhpqd->bhpkd", dScores, b.queries(qTiles))
+		dqBand := graph.Einsum("bhpqk,bhpkd->bhpqd", dScores, keys)
+		dkBand := graph.Einsum("bhpqk,bhpqd->bhpkd", dScores, queries)
 		dqParts, dkParts, dvParts := b.split(dqBand), b.split(dkBand), b.split(dvBand)
 		for i, s := range b {
 			dqTiles = addTiles(dqTiles, dqParts[i], s.from, s.to)
