@@ -172,6 +172,71 @@ func softmaxWithin(scores, mask *graph.Node) *graph.Node {
 	return graph.Softmax(graph.Add(scores, bias), -1)
 }
 
+// queryRows maps one value per query, [B, H, n, 1], to and from a block
+// form's own layout (padding rows get 0 there).
+type queryRows struct {
+	toQueries, fromQueries func(*graph.Node) *graph.Node
+}
+
+// from puts per-query values into the layout; a scalar stays as it is.
+func (r queryRows) from(perQuery *graph.Node) *graph.Node {
+	if perQuery.Rank() == 0 {
+		return perQuery
+	}
+	return r.fromQueries(perQuery)
+}
+
+// sum adds up each query's row of x (in the layout) and returns [B, H, n, 1].
+func (r queryRows) sum(x *graph.Node) *graph.Node {
+	return r.toQueries(graph.ReduceAndKeep(x, graph.ReduceSum, -1))
+}
+
+// scorePart is one block form's share of every query's keys: its logits and
+// mask in its own layout.
+type scorePart struct {
+	logits, mask *graph.Node
+	rows         queryRows
+}
+
+// jointSoftmax is one softmax over the keys of all parts, each part computed
+// in its own layout: only each query's maximum and sum cross between them.
+// Every query must have an allowed key in some part (padding rows get zeros).
+// It returns each part's weights, shaped like its logits.
+func jointSoftmax(parts []scorePart) []*graph.Node {
+	g := parts[0].logits.Graph()
+	dtype := parts[0].logits.DType()
+	logits := make([]*graph.Node, len(parts))
+	var highest *graph.Node
+	for i, part := range parts {
+		bias := graph.Where(part.mask, graph.ScalarZero(g, dtype), graph.Scalar(g, dtype, -1e9))
+		logits[i] = graph.Add(part.logits, bias)
+		partHighest := part.rows.toQueries(graph.ReduceAndKeep(logits[i], graph.ReduceMax, -1))
+		if highest == nil {
+			highest = partHighest
+		} else {
+			highest = graph.Max(highest, partHighest)
+		}
+	}
+	// Any constant per row gives the same softmax: the maximum only keeps exp in range.
+	highest = graph.StopGradient(highest)
+	exps := make([]*graph.Node, len(parts))
+	var total *graph.Node
+	for i, part := range parts {
+		exps[i] = graph.Exp(graph.Sub(logits[i], part.rows.fromQueries(highest)))
+		if partTotal := part.rows.sum(exps[i]); total == nil {
+			total = partTotal
+		} else {
+			total = graph.Add(total, partTotal)
+		}
+	}
+	inverse := graph.Reciprocal(total)
+	weights := make([]*graph.Node, len(parts))
+	for i, part := range parts {
+		weights[i] = graph.Mul(exps[i], part.rows.fromQueries(inverse))
+	}
+	return weights
+}
+
 // denseWeights is the reference every block form is tested against: the full
 // score matrix with the index set as mask, plus an optional additive bias
 // [B, H, queries, keys] (π-Attention's log-priors); weights are zero outside

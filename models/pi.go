@@ -26,8 +26,9 @@ import (
 // Block form: the local part is Local's block form; the skip part reshapes the
 // sequence [n] -> [n/π, π] and transposes it, so the keys i - m·π become the M
 // previous rows of query i's column: block-local attention along the strided
-// axis with blocks of M rows. Cost per head: 2·k·n + 2·M·n scores (causal), so
-// O(n·k) while M <= k.
+// axis with blocks of M rows. The fusion works on each part in its own layout
+// (jointSoftmax): only a few numbers per query cross between the two. Cost per
+// head: 2·k·n + 2·M·n scores (causal), so O(n·k) while M <= k.
 type Pi struct {
 	Window     int    // k
 	SkipPeriod int    // π
@@ -133,39 +134,37 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 	n := q.Shape().Dim(2)
 	local := blockScores(q, k, v, p.local().spec(), p.local().mask)
 	skip, view := p.skipScores(q, k, v)
-	localScores, localMask := local.perQuery(local.scores), local.perQuery(local.mask)
-	skipScores, skipMask := view.perQuery(skip.scores, n), view.perQuery(skip.mask, n)
+	// The two block forms keep their own layouts: only one number per query
+	// (the prior, and the softmax's maximum and sum) moves between them, never a
+	// score, which would take a transpose of every skip score each way.
+	localRows := queryRows{toQueries: local.perQuery, fromQueries: local.fromPerQuery}
+	skipRows := queryRows{
+		toQueries:   func(x *graph.Node) *graph.Node { return view.perQuery(x, n) },
+		fromQueries: func(x *graph.Node) *graph.Node { return view.toBlocks(x, skip, n) },
+	}
 	localPrior, skipPrior := p.priors(q, alpha)
 
 	var localWeights, skipWeights *graph.Node
 	switch p.Fusion {
 	case FusionMix:
-		localWeights = graph.Mul(maskedSoftmax(localScores, localMask), localPrior)
-		skipWeights = graph.Mul(maskedSoftmax(skipScores, skipMask), skipPrior)
+		localWeights = graph.Mul(maskedSoftmax(local.scores, local.mask), localRows.from(localPrior))
+		skipWeights = graph.Mul(maskedSoftmax(skip.scores, skip.mask), skipRows.from(skipPrior))
 		// Where P(i) is empty the skip softmax is all zeros; renormalise so those
 		// queries are purely local instead of shrunk by α.
-		total := graph.Add(graph.ReduceAndKeep(localWeights, graph.ReduceSum, -1), graph.ReduceAndKeep(skipWeights, graph.ReduceSum, -1))
-		localWeights, skipWeights = graph.Div(localWeights, total), graph.Div(skipWeights, total)
+		total := graph.Add(localRows.sum(localWeights), skipRows.sum(skipWeights))
+		inverse := graph.Reciprocal(total)
+		localWeights, skipWeights = graph.Mul(localWeights, localRows.from(inverse)), graph.Mul(skipWeights, skipRows.from(inverse))
 	case FusionPrior:
-		logits := graph.Concatenate([]*graph.Node{
-			graph.Add(localScores, graph.Log(localPrior)),
-			graph.Add(skipScores, graph.Log(skipPrior)),
-		}, -1)
-		mask := graph.Concatenate([]*graph.Node{
-			graph.BroadcastToDims(localMask, localScores.Shape().Dimensions...),
-			graph.BroadcastToDims(skipMask, skipScores.Shape().Dimensions...),
-		}, -1)
-		weights := softmaxWithin(logits, mask) // every query has at least itself as a local key
-		localKeys := localScores.Shape().Dim(-1)
-		localWeights = graph.SliceAxis(weights, -1, graph.AxisRange(0, localKeys))
-		skipWeights = graph.SliceAxis(weights, -1, graph.AxisRangeToEnd(localKeys))
+		weights := jointSoftmax([]scorePart{
+			{logits: graph.Add(local.scores, localRows.from(graph.Log(localPrior))), mask: local.mask, rows: localRows},
+			{logits: graph.Add(skip.scores, skipRows.from(graph.Log(skipPrior))), mask: skip.mask, rows: skipRows},
+		})
+		localWeights, skipWeights = weights[0], weights[1]
 	default:
 		panic(fmt.Sprintf("pi: unknown fusion %q (want %q or %q)", p.Fusion, FusionPrior, FusionMix))
 	}
 	localWeights, skipWeights = drop.apply(localWeights), drop.apply(skipWeights)
-	localOut := local.weigh(local.fromPerQuery(localWeights))
-	skipOut := view.output(skip, view.toBlocks(skipWeights, skip, n), n)
-	return graph.Add(localOut, skipOut)
+	return graph.Add(local.weigh(localWeights), view.output(skip, skipWeights, n))
 }
 
 // gateFloor keeps α and 1-α off 0: a saturated gate (its logit beyond about

@@ -114,9 +114,9 @@ func (b *blocked) perQuery(x *graph.Node) *graph.Node {
 	return graph.SliceAxis(x, 2, graph.AxisRange(b.spec.shift, b.spec.shift+b.n))
 }
 
-// fromPerQuery is the inverse of perQuery.
+// fromPerQuery is the inverse of perQuery (padding rows get 0).
 func (b *blocked) fromPerQuery(x *graph.Node) *graph.Node {
 	dims := b.scores.Shape().Dimensions
 	x = padSeq(x, 2, b.spec.shift, dims[2]*dims[3]-x.Shape().Dim(2)-b.spec.shift)
-	return graph.Reshape(x, dims[0], dims[1], dims[2], dims[3], dims[4])
+	return graph.Reshape(x, dims[0], dims[1], dims[2], dims[3], x.Shape().Dim(3))
 }
