@@ -124,36 +124,37 @@ func dilatedSum(n, d, k int) int64 {
 
 func (l Longformer) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	n := q.Shape().Dim(2)
-	var groups []dilationGroup
+	var globalScores, globalMask *graph.Node
+	if l.Global > 0 {
+		globalScores, globalMask = l.globalScores(q, k)
+	}
+	var outputs, globalWeights []*graph.Node
 	for from := 0; from < len(l.Dilations); {
 		to := from + 1
 		for to < len(l.Dilations) && l.Dilations[to] == l.Dilations[from] {
 			to++
 		}
-		groups = append(groups, l.windowScores(q, k, v, from, to))
+		group := l.windowScores(q, k, v, from, to)
+		// Each group's window stays in its strided layout; with global keys,
+		// one softmax spans both, and only each query's maximum and sum move.
+		parts := []scorePart{{logits: group.block.scores, mask: group.block.mask, rows: queryRows{
+			toQueries:   func(x *graph.Node) *graph.Node { return group.view.perQuery(x, n) },
+			fromQueries: func(x *graph.Node) *graph.Node { return group.view.toBlocks(x, group.block, n) },
+		}}}
+		if l.Global > 0 {
+			parts = append(parts, scorePart{logits: headRange(globalScores, from, to), mask: headRange(globalMask, from, to), rows: sameRows})
+		}
+		weights := jointSoftmax(parts)
+		outputs = append(outputs, group.view.output(group.block, drop.salted(2*from).apply(weights[0]), n))
+		if l.Global > 0 {
+			globalWeights = append(globalWeights, drop.salted(2*from+1).apply(weights[1]))
+		}
 		from = to
-	}
-	scores, masks := make([]*graph.Node, len(groups)), make([]*graph.Node, len(groups))
-	for i, group := range groups {
-		scores[i], masks[i] = group.view.perQuery(group.block.scores, n), group.view.perQuery(group.block.mask, n)
-	}
-	windowScores, windowMask := graph.Concatenate(scores, 1), graph.Concatenate(masks, 1)
-	windowKeys := windowScores.Shape().Dim(3)
-	if l.Global > 0 {
-		globalScores, globalMask := l.globalScores(q, k)
-		windowScores = graph.Concatenate([]*graph.Node{windowScores, globalScores}, 3)
-		windowMask = graph.Concatenate([]*graph.Node{graph.BroadcastToDims(windowMask, globalMask.Shape().Dim(0), l.heads(), n, windowKeys), globalMask}, 3)
-	}
-	weights := drop.apply(softmaxWithin(windowScores, windowMask))
-	var outputs []*graph.Node
-	for _, group := range groups {
-		groupWeights := graph.Slice(weights, graph.AxisRange(), graph.AxisRange(group.from, group.to), graph.AxisRange(), graph.AxisRange(0, windowKeys))
-		outputs = append(outputs, group.view.output(group.block, group.view.toBlocks(groupWeights, group.block, n), n))
 	}
 	out := graph.Concatenate(outputs, 1)
 	if l.Global > 0 {
-		globalWeights := graph.SliceAxis(weights, 3, graph.AxisRangeToEnd(windowKeys))
-		out = graph.Add(out, graph.Einsum("bhqk,bhkd->bhqd", globalWeights, graph.SliceAxis(v, 2, graph.AxisRange(0, l.Global))))
+		globalValues := graph.SliceAxis(v, 2, graph.AxisRange(0, l.Global))
+		out = graph.Add(out, graph.Einsum("bhqk,bhkd->bhqd", graph.Concatenate(globalWeights, 1), globalValues))
 		if !l.Causal {
 			out = l.withGlobalQueries(out, q, k, v, drop)
 		}
@@ -161,13 +162,21 @@ func (l Longformer) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	return out
 }
 
+// headRange is heads [from, to) of x [B, H, ...], or x itself when it has one
+// head to broadcast.
+func headRange(x *graph.Node, from, to int) *graph.Node {
+	if x.Shape().Dim(1) == 1 {
+		return x
+	}
+	return graph.SliceAxis(x, 1, graph.AxisRange(from, to))
+}
+
 func (l Longformer) heads() int { return len(l.Dilations) }
 
-// dilationGroup is the window block form of heads [from, to), which share a dilation.
+// dilationGroup is the window block form of heads that share a dilation.
 type dilationGroup struct {
-	from, to int
-	view     strided
-	block    *blocked
+	view  strided
+	block *blocked
 }
 
 // windowScores scores the dilated window of heads [from, to) in their strided view.
@@ -186,7 +195,7 @@ func (l Longformer) windowScores(q, k, v *graph.Node, from, to int) dilationGrou
 		}
 		return graph.LogicalAnd(inWindow, graph.LogicalAnd(within(query, n), within(key, n)))
 	}
-	return dilationGroup{from: from, to: to, view: view, block: blockScores(pick(q), pick(k), pick(v), l.spec(), mask)}
+	return dilationGroup{view: view, block: blockScores(pick(q), pick(k), pick(v), l.spec(), mask)}
 }
 
 // globalScores scores every query against the g global keys [B, H, n, g], with

@@ -54,6 +54,17 @@ type Dropout struct {
 
 func (d Dropout) active() bool { return d.Rate > 0 && d.Seed != nil }
 
+// salted is the same dropout with a different mask for each salt, for
+// weights of one layer kept in several tensors (apply hashes flat indices,
+// which would repeat from one tensor to the next). Salt 0 is d itself.
+func (d Dropout) salted(salt int) Dropout {
+	if salt == 0 || !d.active() {
+		return d
+	}
+	d.Seed = mixHash(d.Seed, graph.Scalar(d.Seed.Graph(), dtypes.Uint32, uint32(salt)))
+	return d
+}
+
 // apply drops weights of any shape, hashing each one's flat index.
 func (d Dropout) apply(weights *graph.Node) *graph.Node {
 	if !d.active() {
