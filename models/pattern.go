@@ -102,9 +102,11 @@ func (d Dropout) keep(weights, coords *graph.Node) *graph.Node {
 	return d.where(d.kept(coords), weights)
 }
 
-// kept is true for the weights keep keeps.
+// kept is true for the weights keep keeps. The seed stays a scalar into the
+// hash, whose first step multiplies it: broadcast first, the Go backend would
+// fill and multiply a tensor of the weights' size.
 func (d Dropout) kept(coords *graph.Node) *graph.Node {
-	hash := mixHash(graph.BroadcastToDims(d.Seed, coords.Shape().Dimensions...), coords)
+	hash := mixHash(d.Seed, coords)
 	threshold := graph.Scalar(coords.Graph(), dtypes.Uint32, uint32(d.Rate*math.MaxUint32))
 	return graph.GreaterOrEqual(hash, threshold)
 }
