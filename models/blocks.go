@@ -186,15 +186,15 @@ func (r queryRows) from(perQuery *graph.Node) *graph.Node {
 	return r.fromQueries(perQuery)
 }
 
+// sum adds up each query's row of x (in the layout) and returns [B, H, n, 1].
+func (r queryRows) sum(x *graph.Node) *graph.Node {
+	return r.toQueries(graph.ReduceAndKeep(x, graph.ReduceSum, -1))
+}
+
 // sameRows is the layout of per-query tensors [B, H, n, keys] themselves.
 var sameRows = queryRows{
 	toQueries:   func(x *graph.Node) *graph.Node { return x },
 	fromQueries: func(x *graph.Node) *graph.Node { return x },
-}
-
-// sum adds up each query's row of x (in the layout) and returns [B, H, n, 1].
-func (r queryRows) sum(x *graph.Node) *graph.Node {
-	return r.toQueries(graph.ReduceAndKeep(x, graph.ReduceSum, -1))
 }
 
 // scorePart is one block form's share of every query's keys: its logits and

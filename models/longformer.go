@@ -171,8 +171,6 @@ func headRange(x *graph.Node, from, to int) *graph.Node {
 	return graph.SliceAxis(x, 1, graph.AxisRange(from, to))
 }
 
-func (l Longformer) heads() int { return len(l.Dilations) }
-
 // dilationGroup is the window block form of heads that share a dilation.
 type dilationGroup struct {
 	view  strided
