@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	_ "github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
 	_ "github.com/gomlx/go-xla/compute/xla"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -220,6 +222,57 @@ func TestFoldedBandsHaveOneLength(t *testing.T) {
 		}
 		if len(covered) != unfolded {
 			t.Errorf("%s: folded bands cover %d tile pairs, the diagonals %d", c.name, len(covered), unfolded)
+		}
+	}
+}
+
+// TestSaltedDropoutMasks: salt 0 is the dropout itself; each other salt draws
+// a mask of its own for a tensor of the same shape (apply hashes flat indices,
+// so unsalted tensors of one layer would share a pattern), at the same rate.
+func TestSaltedDropoutMasks(t *testing.T) {
+	const rate, size = 0.3, 4096
+	exec, err := graph.NewExec(testBackend(t), func(g *graph.Graph) []*graph.Node {
+		ones := graph.OnesLike(graph.Zeros(g, shapes.Make(dtypes.Float32, size)))
+		drop := Dropout{Rate: rate, Seed: graph.Const(g, uint32(12345))}
+		return []*graph.Node{drop.apply(ones), drop.salted(0).apply(ones), drop.salted(1).apply(ones), drop.salted(2).apply(ones)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := exec.Exec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	masks := make([][]float32, len(outs))
+	for i, out := range outs {
+		masks[i] = tensors.MustCopyFlatData[float32](out)
+	}
+	same := func(a, b []float32) (n int) {
+		for i := range a {
+			if (a[i] == 0) == (b[i] == 0) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := same(masks[0], masks[1]); n != size {
+		t.Errorf("salt 0 agrees with the unsalted mask on %d of %d weights; want all", n, size)
+	}
+	// Independent masks at rate r agree on a fraction r² + (1-r)² = 0.58 of the weights.
+	for _, pair := range [][2]int{{0, 2}, {0, 3}, {2, 3}} {
+		if n := same(masks[pair[0]], masks[pair[1]]); n > size*65/100 {
+			t.Errorf("masks %d and %d agree on %d of %d weights; want about 58%%", pair[0], pair[1], n, size)
+		}
+	}
+	for i, mask := range masks {
+		dropped := 0
+		for _, x := range mask {
+			if x == 0 {
+				dropped++
+			}
+		}
+		if math.Abs(float64(dropped)/size-rate) > 0.04 {
+			t.Errorf("mask %d drops %d of %d weights; want about %g", i, dropped, size, rate)
 		}
 	}
 }
