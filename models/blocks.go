@@ -35,6 +35,14 @@ type blockSpec struct {
 
 func (s blockSpec) keysPerBlock() int { return (s.before + 1 + s.after) * s.size }
 
+// tiny reports blocks of so few scores that their products are better done
+// as broadcast multiplies and sums: XLA's CPU backend runs a batched dot as
+// one small matrix product per block, whose fixed cost then dominates
+// (π's skip blocks are M rows by 2M keys).
+func (s blockSpec) tiny() bool { return s.size*s.keysPerBlock() <= tinyBlockScores }
+
+const tinyBlockScores = 64
+
 // numBlocks is the number of blocks covering n positions after the shift.
 func (s blockSpec) numBlocks(n int) int { return ceilDiv(n+s.shift, s.size) }
 
@@ -67,7 +75,12 @@ func blockScores(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked 
 	qBlocks := toBlocks(graph.MulScalar(q, 1/math.Sqrt(float64(headDim))), spec)
 	kBlocks := neighbourBlocks(toBlocks(k, spec), spec)
 	vBlocks := neighbourBlocks(toBlocks(v, spec), spec)
-	scores := graph.Einsum("bhnqd,bhnkd->bhnqk", qBlocks, kBlocks)
+	var scores *graph.Node
+	if spec.tiny() {
+		scores = graph.ReduceSum(graph.Mul(graph.InsertAxes(qBlocks, 4), graph.InsertAxes(kBlocks, 3)), -1)
+	} else {
+		scores = graph.Einsum("bhnqd,bhnkd->bhnqk", qBlocks, kBlocks)
+	}
 	query, key := spec.positions(q.Graph(), n)
 	inside := graph.LogicalAnd(within(query, n), within(key, n))
 	mask := graph.LogicalAnd(inside, allows(query, key))
@@ -145,7 +158,12 @@ func padSeq(x *graph.Node, axis, front, back int) *graph.Node {
 // weigh multiplies attention weights (shaped like the scores) with the value
 // blocks and returns [B, H, n, headDim] in sequence order.
 func (b *blocked) weigh(weights *graph.Node) *graph.Node {
-	out := graph.Einsum("bhnqk,bhnkd->bhnqd", weights, b.values)
+	var out *graph.Node
+	if b.spec.tiny() {
+		out = graph.ReduceSum(graph.Mul(graph.InsertAxes(weights, -1), graph.InsertAxes(b.values, 3)), 4)
+	} else {
+		out = graph.Einsum("bhnqk,bhnkd->bhnqd", weights, b.values)
+	}
 	return fromBlocks(out, b.spec, b.n)
 }
 
