@@ -35,13 +35,19 @@ type blockSpec struct {
 
 func (s blockSpec) keysPerBlock() int { return (s.before + 1 + s.after) * s.size }
 
-// tiny reports blocks of so few scores that their products are better done
-// as broadcast multiplies and sums: XLA's CPU backend runs a batched dot as
-// one small matrix product per block, whose fixed cost then dominates
-// (π's skip blocks are M rows by 2M keys).
-func (s blockSpec) tiny() bool { return s.size*s.keysPerBlock() <= tinyBlockScores }
+// productsAsSums reports blocks of so few scores that their products are
+// better done as broadcast multiplies and sums: XLA's CPU backend runs a
+// batched dot as one small matrix product per block, whose fixed cost then
+// dominates (π's skip blocks are M rows by 2M keys). The Go backend, which
+// fuses nothing, is faster with its dot.
+func (s blockSpec) productsAsSums(g *graph.Graph) bool {
+	return s.size*s.keysPerBlock() <= tinyBlockScores && !onGoBackend(g)
+}
 
 const tinyBlockScores = 64
+
+// onGoBackend reports whether g is built for GoMLX's pure-Go backend.
+func onGoBackend(g *graph.Graph) bool { return g.Backend().String() == "go" }
 
 // numBlocks is the number of blocks covering n positions after the shift.
 func (s blockSpec) numBlocks(n int) int { return ceilDiv(n+s.shift, s.size) }
@@ -76,7 +82,7 @@ func blockScores(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked 
 	kBlocks := neighbourBlocks(toBlocks(k, spec), spec)
 	vBlocks := neighbourBlocks(toBlocks(v, spec), spec)
 	var scores *graph.Node
-	if spec.tiny() {
+	if spec.productsAsSums(q.Graph()) {
 		scores = graph.ReduceSum(graph.Mul(graph.InsertAxes(qBlocks, 4), graph.InsertAxes(kBlocks, 3)), -1)
 	} else {
 		scores = graph.Einsum("bhnqd,bhnkd->bhnqk", qBlocks, kBlocks)
@@ -159,7 +165,7 @@ func padSeq(x *graph.Node, axis, front, back int) *graph.Node {
 // blocks and returns [B, H, n, headDim] in sequence order.
 func (b *blocked) weigh(weights *graph.Node) *graph.Node {
 	var out *graph.Node
-	if b.spec.tiny() {
+	if b.spec.productsAsSums(weights.Graph()) {
 		out = graph.ReduceSum(graph.Mul(graph.InsertAxes(weights, -1), graph.InsertAxes(b.values, 3)), 4)
 	} else {
 		out = graph.Einsum("bhnqk,bhnkd->bhnqd", weights, b.values)

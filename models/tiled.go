@@ -302,8 +302,7 @@ func addTiles(acc, update *graph.Node, from, to int) *graph.Node {
 // a backward pass that recomputes the weights: no n x n tensor in either.
 // q: [B, H, nq, d] at positions queryStart...; k, v: [B, H, nk, d].
 func TiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout) *graph.Node {
-	goBackend := q.Graph().Backend().String() == "go"
-	return tiledAttention(q, k, v, queryStart, causal, drop, DenseTile, goBackend)
+	return tiledAttention(q, k, v, queryStart, causal, drop, DenseTile, onGoBackend(q.Graph()))
 }
 
 func tiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout, tile int, goBackend bool) *graph.Node {
