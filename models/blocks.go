@@ -191,9 +191,14 @@ func (b *blocked) attend(drop Dropout) *graph.Node {
 // with no allowed key (only padding rows, which are sliced away) gets
 // meaningless weights rather than zeros.
 func softmaxWithin(scores, mask *graph.Node) *graph.Node {
+	return graph.Softmax(maskedLogits(scores, mask), -1)
+}
+
+// maskedLogits adds -1e9 to the scores the mask leaves out.
+func maskedLogits(scores, mask *graph.Node) *graph.Node {
 	g := scores.Graph()
 	bias := graph.Where(mask, graph.ScalarZero(g, scores.DType()), graph.Scalar(g, scores.DType(), -1e9))
-	return graph.Softmax(graph.Add(scores, bias), -1)
+	return graph.Add(scores, bias)
 }
 
 // queryRows maps one value per query, [B, H, n, 1], to and from a block
@@ -233,13 +238,11 @@ type scorePart struct {
 // Every query must have an allowed key in some part (padding rows get zeros).
 // It returns each part's weights, shaped like its logits.
 func jointSoftmax(parts []scorePart) []*graph.Node {
-	g := parts[0].logits.Graph()
-	dtype := parts[0].logits.DType()
 	logits := make([]*graph.Node, len(parts))
+	rows := make([]queryRows, len(parts))
 	var highest *graph.Node
 	for i, part := range parts {
-		bias := graph.Where(part.mask, graph.ScalarZero(g, dtype), graph.Scalar(g, dtype, -1e9))
-		logits[i] = graph.Add(part.logits, bias)
+		logits[i], rows[i] = maskedLogits(part.logits, part.mask), part.rows
 		partHighest := part.rows.toQueries(graph.ReduceAndKeep(logits[i], graph.ReduceMax, -1))
 		if highest == nil {
 			highest = partHighest
@@ -250,21 +253,29 @@ func jointSoftmax(parts []scorePart) []*graph.Node {
 	// Any constant per row gives the same softmax: the maximum only keeps exp in range.
 	highest = graph.StopGradient(highest)
 	exps := make([]*graph.Node, len(parts))
-	var total *graph.Node
 	for i, part := range parts {
 		exps[i] = graph.Exp(graph.Sub(logits[i], part.rows.fromQueries(highest)))
-		if partTotal := part.rows.sum(exps[i]); total == nil {
+	}
+	return normalize(exps, rows)
+}
+
+// normalize divides every part, each in its own layout rows[i], by its
+// query's total over all parts, which must be positive (padding rows get 0).
+func normalize(parts []*graph.Node, rows []queryRows) []*graph.Node {
+	var total *graph.Node
+	for i, part := range parts {
+		if partTotal := rows[i].sum(part); total == nil {
 			total = partTotal
 		} else {
 			total = graph.Add(total, partTotal)
 		}
 	}
 	inverse := graph.Reciprocal(total)
-	weights := make([]*graph.Node, len(parts))
+	normalized := make([]*graph.Node, len(parts))
 	for i, part := range parts {
-		weights[i] = graph.Mul(exps[i], part.rows.fromQueries(inverse))
+		normalized[i] = graph.Mul(part, rows[i].fromQueries(inverse))
 	}
-	return weights
+	return normalized
 }
 
 // denseWeights is the reference every block form is tested against: the full

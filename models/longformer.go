@@ -142,7 +142,8 @@ func (l Longformer) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 			fromQueries: func(x *graph.Node) *graph.Node { return group.view.toBlocks(x, group.block, n) },
 		}}}
 		if l.Global > 0 {
-			parts = append(parts, scorePart{logits: headRange(globalScores, from, to), mask: headRange(globalMask, from, to), rows: sameRows})
+			heads := graph.AxisRange(from, to)
+			parts = append(parts, scorePart{logits: graph.SliceAxis(globalScores, 1, heads), mask: graph.SliceAxis(globalMask, 1, heads), rows: sameRows})
 		}
 		weights := jointSoftmax(parts)
 		outputs = append(outputs, group.view.output(group.block, drop.salted(2*from).apply(weights[0]), n))
@@ -160,15 +161,6 @@ func (l Longformer) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 		}
 	}
 	return out
-}
-
-// headRange is heads [from, to) of x [B, H, ...], or x itself when it has one
-// head to broadcast.
-func headRange(x *graph.Node, from, to int) *graph.Node {
-	if x.Shape().Dim(1) == 1 {
-		return x
-	}
-	return graph.SliceAxis(x, 1, graph.AxisRange(from, to))
 }
 
 // dilationGroup is the window block form of heads that share a dilation.

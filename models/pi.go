@@ -151,9 +151,8 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 		skipWeights = graph.Mul(maskedSoftmax(skip.scores, skip.mask), skipRows.from(skipPrior))
 		// Where P(i) is empty the skip softmax is all zeros; renormalise so those
 		// queries are purely local instead of shrunk by α.
-		total := graph.Add(localRows.sum(localWeights), skipRows.sum(skipWeights))
-		inverse := graph.Reciprocal(total)
-		localWeights, skipWeights = graph.Mul(localWeights, localRows.from(inverse)), graph.Mul(skipWeights, skipRows.from(inverse))
+		weights := normalize([]*graph.Node{localWeights, skipWeights}, []queryRows{localRows, skipRows})
+		localWeights, skipWeights = weights[0], weights[1]
 	case FusionPrior:
 		weights := jointSoftmax([]scorePart{
 			{logits: graph.Add(local.scores, localRows.from(graph.Log(localPrior))), mask: local.mask, rows: localRows},
