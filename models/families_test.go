@@ -24,6 +24,9 @@ var familyCases = []map[string]string{
 	{"model": "full", "causal": "false"},
 	{"model": "local", "window": "5"},
 	{"model": "local", "window": "5", "causal": "false", "n": "23"},
+	// Windows of 128 and more are cut into blocks smaller than the window (windowSpec).
+	{"model": "local", "window": "130", "n": "300", "layers": "1"},
+	{"model": "local", "window": "129", "causal": "false", "n": "290", "layers": "1"},
 	{"model": "s2", "group": "8"},
 	{"model": "s2", "group": "6", "n": "18", "heads": "3", "dim": "12"},
 	{"model": "ecp", "half_segment": "8"},
@@ -34,6 +37,7 @@ var familyCases = []map[string]string{
 	{"model": "pi", "window": "4", "skip_period": "4", "skips": "4", "fusion": "mix", "n": "33"},
 	{"model": "pi", "window": "3", "skip_period": "5", "skips": "2", "head_phase": "true", "causal": "false", "n": "31"},
 	{"model": "pi", "window": "4", "skip_period": "6", "skips": "3", "gate": "false"},
+	{"model": "pi", "window": "130", "skip_period": "140", "skips": "1", "n": "300", "layers": "1"},
 	{"model": "perceiverar", "latents": "12"},
 	{"model": "perceiverar", "latents": "12", "kv": "separate"},
 	{"model": "double", "latents": "12"},
@@ -44,6 +48,7 @@ var familyCases = []map[string]string{
 	{"model": "ssplit", "latents": "20", "splits": "3", "causal_context": "true", "n": "32"},
 	{"model": "longformer", "window": "3", "dilation": "1,2", "global": "2"},
 	{"model": "longformer", "window": "2", "dilation": "3", "global": "3", "causal": "false", "n": "29"},
+	{"model": "longformer", "window": "130", "dilation": "1,2", "global": "2", "n": "300", "layers": "1"},
 	{"model": "bigbird", "block": "4", "global_blocks": "1", "random_blocks": "2"},
 	{"model": "bigbird", "block": "3", "global_blocks": "2", "random_blocks": "3", "causal": "false", "n": "30"},
 }

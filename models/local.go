@@ -13,9 +13,10 @@ import (
 //	causal:        K(i) = { j : i-k <= j <= i }
 //	bidirectional: K(i) = { j : |i-j| <= k }
 //
-// Block form: blocks of k positions; each block scores itself and the previous
-// block (and the next one when bidirectional), masked to the exact window.
-// Cost: 2·k·n scores per head causal, 3·k·n bidirectional: linear in n.
+// Block form (windowSpec): blocks of s <= k positions (s = 64 for k = 256);
+// each block scores itself and the ceil(k/s) blocks before it (and as many
+// after it when bidirectional), masked to the exact window.
+// Cost: about (k+s)·n scores per head causal, (2k+s)·n bidirectional: linear in n.
 type Local struct {
 	Window int // k
 	Causal bool
@@ -31,13 +32,7 @@ func (l Local) Allows(_, query, key int) bool {
 	return abs(query-key) <= l.Window
 }
 
-func (l Local) spec() blockSpec {
-	spec := blockSpec{size: l.Window, before: 1}
-	if !l.Causal {
-		spec.after = 1
-	}
-	return spec
-}
+func (l Local) spec() blockSpec { return windowSpec(l.Window, l.Causal) }
 
 func (l Local) ScoredPairs(n int) int64 { return l.spec().scoredPairs(n) }
 

@@ -24,10 +24,11 @@ import (
 //
 // Block form: heads of equal dilation d run the local window in the strided
 // view of period d (strided.go), where the keys i - d·t are the t previous rows
-// of query i's channel: blocks of k rows, as a plain window. The global keys
+// of query i's channel: blocked as a plain window (windowSpec). The global keys
 // are one extra [n, g] block per head, sharing the window's softmax; global
 // queries (bidirectional) one [g, n] block.
-// Cost per head: 2·k·n (causal) or 3·k·n window scores + g·n global (+ g·n
+// Cost per head: about (k+s)·n (causal) or (2k+s)·n window scores, s the
+// window's block (64 for k = 256), + g·n global (+ g·n
 // for the global queries both ways): linear in n.
 type Longformer struct {
 	Window    int   // k keys on each side
@@ -61,13 +62,7 @@ func (l Longformer) Allows(head, query, key int) bool {
 	return l.isLocal(head, query, key) || key < l.Global || (!l.Causal && query < l.Global)
 }
 
-func (l Longformer) spec() blockSpec {
-	spec := blockSpec{size: l.Window, before: 1}
-	if !l.Causal {
-		spec.after = 1
-	}
-	return spec
-}
+func (l Longformer) spec() blockSpec { return windowSpec(l.Window, l.Causal) }
 
 // ScoredPairs averages over heads the window's scores in each head's strided
 // view, plus the global blocks.

@@ -28,7 +28,8 @@ import (
 // previous rows of query i's column: block-local attention along the strided
 // axis with blocks of M rows. The fusion works on each part in its own layout
 // (jointSoftmax): only a few numbers per query cross between the two. Cost per
-// head: 2·k·n + 2·M·n scores (causal), so O(n·k) while M <= k.
+// head: (k+s)·n + 2·M·n scores (causal, s the window's block), so O(n·k)
+// while M <= k.
 type Pi struct {
 	Window     int    // k
 	SkipPeriod int    // π

@@ -60,6 +60,16 @@ class BlockSpec:
         return query, key
 
 
+MIN_WINDOW_BLOCK = 64  # models/blocks.go minWindowBlock
+
+
+def window_spec(window):
+    """A causal window of k keys in blocks of s >= 64 positions (k if smaller),
+    each seeing the ceil(k/s) blocks before it (models/blocks.go windowSpec)."""
+    size = -(-window // max(1, window // MIN_WINDOW_BLOCK))
+    return BlockSpec(size, before=-(-window // size))
+
+
 def within(position, n):
     return (position >= 0) & (position < n)
 
@@ -245,12 +255,15 @@ class _OneBlockForm(Pattern):
 
 
 class Local(_OneBlockForm):
-    """Causal sliding window i-k <= j <= i: blocks of k, each with the previous one."""
+    """Causal sliding window i-k <= j <= i, blocked by window_spec."""
 
     name = "local"
 
     def __init__(self, window):
-        self.window = self.block = window
+        self.window = window
+
+    def spec(self):
+        return window_spec(self.window)
 
     def mask(self, query, key):
         distance = query - key
@@ -473,7 +486,7 @@ class Longformer(Pattern):
         self.window, self.dilation, self.g = window, dilation, global_tokens
 
     def spec(self):
-        return BlockSpec(self.window, before=1)
+        return window_spec(self.window)
 
     def _masks(self, n):
         def build():

@@ -99,6 +99,10 @@ def main():
             cases.append((variant, patterns.bench_pattern(variant, n, window=w), n))
     cases.append(("pi skips=2 (rows % M != 0)", patterns.Pi(8, 16, 2), 96))
     cases.append(("longformer dilation=2 global=3", patterns.Longformer(4, 2, 3), 64))
+    # Windows of 128 and more are blocked finer than the window (window_spec).
+    cases.append(("local window=130 (blocks of 65)", patterns.Local(130), 300))
+    cases.append(("longformer window=130", patterns.Longformer(130, 1, 2), 300))
+    cases.append(("pi window=130", patterns.Pi(130, 260, 1), 300))
     ok = True
     for name, pattern, n in cases:
         for impl in pattern.impls:
