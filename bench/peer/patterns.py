@@ -234,7 +234,7 @@ class _OneBlockForm(Pattern):
     impls = IMPLS
 
     def spec(self):
-        """Blocks of the window (half-segment), each with the previous block."""
+        """Blocks of the half-segment, each with the previous block."""
         return BlockSpec(self.block, before=1)
 
     def mask(self, query, key):

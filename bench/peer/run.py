@@ -569,6 +569,19 @@ def ecpi_baseline(r, a):
     return base
 
 
+def interrupted_note(cells, planned):
+    """What an interrupted run measured: how many rounds, and which cells have fewer than the most."""
+    counts = {key: max((len(v) for v in cell.values()), default=0) for key, cell in cells.items()}
+    most = max(counts.values(), default=0)
+    if most >= planned and min(counts.values(), default=0) >= planned:
+        return ""
+    fewer = [" ".join(map(str, key)) for key, count in counts.items() if count < most]
+    parts = [f"{most} of {planned} rounds measured"] if most < planned else []
+    if fewer:
+        parts.append(f"measured in {min(counts.values())} of {planned} rounds only: " + ", ".join(fewer))
+    return "\n\nInterrupted: " + "; ".join(parts) + "."
+
+
 def render(path, write=True):
     """The table of a run from its JSON (live, finished or interrupted); with
     write, also stores it (table, targets, cells) in the JSON and next to it as .md."""
@@ -577,9 +590,7 @@ def render(path, write=True):
     a = argparse.Namespace(**raw["options"])
     cells, peaks = cells_of(raw["records"], a)
     text, targets = report(a, cells, peaks, raw["meta"], raw["records"])
-    rounds = max([len(v) for cell in cells.values() for v in cell.values()], default=0)
-    if rounds < a.rounds:
-        text += f"\n\nInterrupted: {rounds} of {a.rounds} rounds measured (some cells may have fewer)."
+    text += interrupted_note(cells, a.rounds)
     text += f"\n\nTotal time {raw['meta']['seconds'] / 60:.0f} min. Raw measurements: {os.path.relpath(path, ROOT)}"
     if write:
         raw.update(cells={" ".join(map(str, k)): v for k, v in cells.items()}, peaks=peaks, targets=targets, table=text)
