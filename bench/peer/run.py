@@ -572,13 +572,13 @@ def ecpi_baseline(r, a):
 def interrupted_note(cells, planned):
     """What an interrupted run measured: how many rounds, and which cells have fewer than the most."""
     counts = {key: max((len(v) for v in cell.values()), default=0) for key, cell in cells.items()}
-    most = max(counts.values(), default=0)
-    if most >= planned and min(counts.values(), default=0) >= planned:
+    most, fewest = max(counts.values(), default=0), min(counts.values(), default=0)
+    if fewest >= planned:
         return ""
     fewer = [" ".join(map(str, key)) for key, count in counts.items() if count < most]
     parts = [f"{most} of {planned} rounds measured"] if most < planned else []
     if fewer:
-        parts.append(f"measured in {min(counts.values())} of {planned} rounds only: " + ", ".join(fewer))
+        parts.append(f"measured in {fewest} of {planned} rounds only: " + ", ".join(fewer))
     return "\n\nInterrupted: " + "; ".join(parts) + "."
 
 
