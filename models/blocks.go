@@ -107,7 +107,7 @@ func blockScores(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked 
 	if spec.productsAsSums(q.Graph()) {
 		scores = graph.ReduceSum(graph.Mul(graph.InsertAxes(qBlocks, 4), graph.InsertAxes(kBlocks, 3)), -1)
 	} else {
-		scores = graph.Einsum("bhnqd,bhnkd->bhnqk", qBlocks, kBlocks)
+		scores = scoreProducts(qBlocks, kBlocks)
 	}
 	query, key := spec.positions(q.Graph(), n)
 	inside := graph.LogicalAnd(within(query, n), within(key, n))
@@ -190,7 +190,7 @@ func (b *blocked) weigh(weights *graph.Node) *graph.Node {
 	if b.spec.productsAsSums(weights.Graph()) {
 		out = graph.ReduceSum(graph.Mul(graph.InsertAxes(weights, -1), graph.InsertAxes(b.values, 3)), 4)
 	} else {
-		out = graph.Einsum("bhnqk,bhnkd->bhnqd", weights, b.values)
+		out = valueProducts(weights, b.values)
 	}
 	return fromBlocks(out, b.spec, b.n)
 }

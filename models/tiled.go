@@ -307,19 +307,18 @@ func TiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropo
 
 func tiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout, tile int, goBackend bool) *graph.Node {
 	t := newTiling(q, k, queryStart, causal, drop, tile, goBackend)
-	stop := graph.StopGradient
-	out, logSumExp := t.forward(stop(q), stop(k), stop(v))
-	nq := t.nq
-	// The custom gradient rides on an identity of [out | q | k | v] along the
-	// sequence axis: autodiff hands it the adjoint of out, it returns those of
-	// q, k and v, and never looks inside the forward tiles.
-	packed := graph.Concatenate([]*graph.Node{stop(out), q, k, v}, 2)
-	carrier := graph.IdentityWithCustomGradient(packed, func(_, adjoint *graph.Node) *graph.Node {
-		dOut := graph.SliceAxis(adjoint, 2, graph.AxisRange(0, nq))
-		dq, dk, dv := t.backward(stop(q), stop(k), stop(v), out, logSumExp, dOut)
-		return graph.Concatenate([]*graph.Node{graph.ZerosLike(out), dq, dk, dv}, 2)
-	})
-	return graph.SliceAxis(carrier, 2, graph.AxisRange(0, nq))
+	var logSumExp *graph.Node
+	return withGradient([]*graph.Node{q, k, v},
+		func(in []*graph.Node) *graph.Node {
+			var out *graph.Node
+			out, logSumExp = t.forward(in[0], in[1], in[2])
+			return out
+		},
+		func(out, dOut *graph.Node) []*graph.Node {
+			stop := graph.StopGradient
+			dq, dk, dv := t.backward(stop(q), stop(k), stop(v), out, logSumExp, dOut)
+			return []*graph.Node{dq, dk, dv}
+		})
 }
 
 // forward runs the online softmax over the bands and returns the output and
@@ -381,13 +380,13 @@ func (t tiling) backward(q, k, v, out, logSumExp, dOut *graph.Node) (dq, dk, dv 
 		kept := t.drop.keptAt(weights.Shape().Dimensions, query, key)
 		dropped := t.drop.where(kept, weights)
 		dOutBand := b.queries(dOutTiles)
-		dvBand := graph.Einsum("bhpqk,bhpqd->bhpkd", dropped, dOutBand)
+		dvBand := transposedProduct(dropped, dOutBand)
 		dDropped := graph.Einsum("bhpqd,bhpkd->bhpqk", dOutBand, b.keys(vTiles))
 		dWeights := t.drop.where(kept, dDropped) // the same mask and scale as the forward pass
 		dScores := graph.Mul(weights, graph.Sub(dWeights, b.queries(rowDot)))
 		dScores = graph.MulScalar(dScores, t.scale)
 		dqBand := graph.Einsum("bhpqk,bhpkd->bhpqd", dScores, keys)
-		dkBand := graph.Einsum("bhpqk,bhpqd->bhpkd", dScores, queries)
+		dkBand := transposedProduct(dScores, queries)
 		dqParts, dkParts, dvParts := b.split(dqBand), b.split(dkBand), b.split(dvBand)
 		for i, s := range b {
 			dqTiles = addTiles(dqTiles, dqParts[i], s.from, s.to)
