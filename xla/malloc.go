@@ -54,6 +54,10 @@ func joinTunables(value, tunable string) string {
 
 // MallocTuning describes this process's malloc set-up in one line, for `ecpi doctor`.
 func MallocTuning() string {
+	return glibcTuning() + "; " + bufferReuse()
+}
+
+func glibcTuning() string {
 	tunables := os.Getenv("GLIBC_TUNABLES")
 	if strings.Contains(tunables, mallocTunable+"=1") {
 		return "transparent huge pages for XLA's buffers (GLIBC_TUNABLES=" + tunables + ")"
