@@ -15,13 +15,7 @@ import (
 // A graph whose 64 MB product XLA must hold in a buffer: once warm, executions take their large
 // blocks from the idle ones instead of mapping new memory.
 func TestLargeBuffersAreReusedBetweenExecutions(t *testing.T) {
-	installedCPUPlugin(t)
-	t.Setenv("GOMLX_BACKEND", "")
-	c, err := Choose("xla:cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Backend.Finalize()
+	c := xlaCPU(t)
 	exec := graph.MustNewExec(c.Backend, func(a, b *graph.Node) []*graph.Node {
 		product := graph.Einsum("ik,jk->ij", a, b) // 4096 x 4096 floats: 64 MB
 		return []*graph.Node{graph.ReduceAllSum(product), graph.ReduceAllMax(product)}

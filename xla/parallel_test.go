@@ -69,13 +69,7 @@ func trainOnce(t *testing.T, backend compute.Backend, step func(*train.Trainer, 
 }
 
 func TestDataParallelStepEqualsSingleDeviceStep(t *testing.T) {
-	installedCPUPlugin(t)
-	t.Setenv("GOMLX_BACKEND", "")
-	c, err := Choose("xla:cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Backend.Finalize()
+	c := xlaCPU(t)
 	if c.Devices < 2 {
 		t.Skipf("the XLA CPU plugin exposes %d device; set XLA_FLAGS=--xla_force_host_platform_device_count=2", c.Devices)
 	}

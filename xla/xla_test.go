@@ -18,6 +18,20 @@ func installedCPUPlugin(t *testing.T) Plugin {
 	return p
 }
 
+// xlaCPU chooses the installed XLA CPU plugin as the backend (or skips the test) and finalizes
+// it when the test ends.
+func xlaCPU(t *testing.T) *Choice {
+	t.Helper()
+	installedCPUPlugin(t)
+	t.Setenv("GOMLX_BACKEND", "")
+	c, err := Choose("xla:cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Backend.Finalize)
+	return c
+}
+
 // matmulAndGradient runs a small graph with a matmul and a gradient on the backend.
 func matmulAndGradient(t *testing.T, backend compute.Backend) [][]float32 {
 	t.Helper()
