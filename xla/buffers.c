@@ -41,14 +41,12 @@ static size_t idleBytes;
 static uint64_t releases;
 static int64_t mappedCount, reusedCount;
 static int reuseOff;
+static size_t idleLimit;  // a quarter of physical memory
 
 __attribute__((constructor)) static void readSetting(void) {
   const char *setting = getenv("ECPI_XLA_BUFFERS");
   reuseOff = setting != NULL && strcmp(setting, "fresh") == 0;
-}
-
-static size_t idleLimit(void) {
-  return (size_t)sysconf(_SC_PHYS_PAGES) / 4 * (size_t)sysconf(_SC_PAGESIZE);
+  idleLimit = (size_t)sysconf(_SC_PHYS_PAGES) / 4 * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 // mapAligned maps size bytes at a huge-page boundary, so that the kernel can back them with
@@ -64,9 +62,10 @@ static char *mapAligned(size_t size) {
   return start;
 }
 
-// evictIdle unmaps the oldest idle blocks until the idle ones fit the limit. Holds blocksLock.
-static void evictIdle(void) {
-  while (idleBytes > idleLimit()) {
+// releaseIdle unmaps the oldest idle blocks until at most keep bytes of them stay. Holds
+// blocksLock.
+static void releaseIdle(size_t keep) {
+  while (idleBytes > keep) {
     int oldest = -1;
     for (int i = 0; i < maxBlocks; i++) {
       if (blocks[i].start && !blocks[i].inUse && (oldest < 0 || blocks[i].freedAt < blocks[oldest].freedAt)) oldest = i;
@@ -94,13 +93,7 @@ static void *largeAllocate(size_t size) {
   }
   // A size no idle block has means another graph runs now: the idle blocks of the graphs
   // before go back to the system, so that only the running graph's blocks stay mapped.
-  for (int i = 0; i < maxBlocks; i++) {
-    if (blocks[i].start && !blocks[i].inUse) {
-      munmap(blocks[i].start, blocks[i].size);
-      idleBytes -= blocks[i].size;
-      blocks[i] = (block){0};
-    }
-  }
+  releaseIdle(0);
   int slot = -1;
   for (int i = 0; i < maxBlocks && slot < 0; i++) {
     if (!blocks[i].start) slot = i;
@@ -131,7 +124,7 @@ static int largeRelease(void *p) {
       blocks[i].inUse = 0;
       blocks[i].freedAt = ++releases;
       idleBytes += blocks[i].size;
-      evictIdle();
+      releaseIdle(idleLimit);
       pthread_mutex_unlock(&blocksLock);
       return 1;
     }
@@ -162,6 +155,8 @@ void *aligned_alloc(size_t alignment, size_t size) {
   void *p = isLarge(alignment, size) ? largeAllocate(size) : NULL;
   return p != NULL ? p : __libc_memalign(alignment, size);
 }
+
+int ecpiBuffersKept(void) { return !reuseOff; }
 
 void ecpiBufferCounts(int64_t *mapped, int64_t *reused) {
   pthread_mutex_lock(&blocksLock);

@@ -4,9 +4,8 @@ package xla
 
 // #include <stdint.h>
 // void ecpiBufferCounts(int64_t *mapped, int64_t *reused);
+// int ecpiBuffersKept(void);
 import "C"
-
-import "os"
 
 // XLA's CPU runtime allocates its large buffers anew for every execution (a training step, one
 // attention layer's forward and backward), and the kernel zeroed every page of them on first
@@ -24,7 +23,7 @@ func BufferCounts() (mapped, reused int64) {
 
 // bufferReuse says, for `ecpi doctor`, whether XLA's large buffers are kept between executions.
 func bufferReuse() string {
-	if os.Getenv("ECPI_XLA_BUFFERS") == "fresh" {
+	if C.ecpiBuffersKept() == 0 {
 		return "XLA's buffers of 32 MB and more mapped anew for every execution (ECPI_XLA_BUFFERS=fresh)"
 	}
 	return "XLA's buffers of 32 MB and more kept between executions (ECPI_XLA_BUFFERS=fresh turns this off)"
