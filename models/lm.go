@@ -198,7 +198,7 @@ func (b *Block) RotateFrom(x *graph.Node, row int) *graph.Node {
 		position := graph.AddScalar(b.decode.row, float64(b.Layer.FirstPosition))
 		return rotary(x, graph.Reshape(position, 1), b.Model.Config.Theta)
 	}
-	return rotary(x, positionsFrom(x.Graph(), b.Layer.FirstPosition+row, x.Shape().Dim(2)), b.Model.Config.Theta)
+	return rotaryFrom(x, b.Layer.FirstPosition+row, b.Model.Config.Theta)
 }
 
 // NormHeads is a learned LayerNorm over each head's features (the ECP
