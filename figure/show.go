@@ -17,11 +17,16 @@ type bundle map[protocol.MIMEType]any
 
 // show sends one output; a non-empty id makes it a display that later calls
 // with the same id replace. Outside a notebook it does nothing.
+//
+// It waits until GoNB has taken the output: a cell's program that exits with
+// a large PNG still in the pipe to GoNB can lose it, which a notebook test
+// caught once (a plot missing from the last line of a cell).
 func show(id string, data bundle, metadata map[string]any) {
 	if !gonbui.IsNotebook {
 		return
 	}
 	gonbui.SendData(&protocol.DisplayData{Data: data, Metadata: metadata, DisplayID: id})
+	gonbui.Sync()
 }
 
 // ShowPNG displays a PNG image in the cell's output.
