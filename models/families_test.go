@@ -38,6 +38,9 @@ var familyCases = []map[string]string{
 	{"model": "pi", "window": "3", "skip_period": "5", "skips": "2", "head_phase": "true", "causal": "false", "n": "31"},
 	{"model": "pi", "window": "4", "skip_period": "6", "skips": "3", "gate": "false"},
 	{"model": "pi", "window": "130", "skip_period": "140", "skips": "1", "n": "300", "layers": "1"},
+	// M reaching every other row of a skip channel: one block of all rows (skipSpec).
+	{"model": "pi", "window": "4", "skip_period": "8", "skips": "4", "head_phase": "true", "n": "29"},
+	{"model": "pi", "window": "3", "skip_period": "8", "skips": "3", "causal": "false", "n": "31"},
 	{"model": "perceiverar", "latents": "12"},
 	{"model": "perceiverar", "latents": "12", "kv": "separate"},
 	{"model": "double", "latents": "12"},

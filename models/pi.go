@@ -28,8 +28,8 @@ import (
 // previous rows of query i's column: block-local attention along the strided
 // axis with blocks of M rows. The fusion works on each part in its own layout
 // (jointSoftmax): only a few numbers per query cross between the two. Cost per
-// head: (k+s)·n + 2·M·n scores (causal, s the window's block), so O(n·k)
-// while M <= k.
+// head: (k+s)·n + 2·M·n scores (causal, s the window's block), or
+// (k+s)·n + ⌈n/π⌉·n when M reaches every earlier row; O(n·k) while M <= k.
 type Pi struct {
 	Window     int    // k
 	SkipPeriod int    // π
@@ -78,8 +78,17 @@ func (p Pi) Allows(head, query, key int) bool {
 	return p.IsLocal(query, key) || p.IsSkip(head, query, key)
 }
 
-// skipSpec is the block form along the strided axis: blocks of M rows.
-func (p Pi) skipSpec() blockSpec {
+// skipSpec is the block form along the strided axis, whose channels have
+// `rows` rows: blocks of M rows that also see the block before (and after,
+// bidirectional). When M reaches every other row of a channel, as the default
+// M does, one block of all rows scores rows keys per query instead of 2·M,
+// with no padding rows and no copies of neighbour blocks: on XLA's CPU backend
+// that made the skip part 1.8x faster at n = 1024, k = 128 and 2.9x at
+// n = 8192, k = 256 (M = 15).
+func (p Pi) skipSpec(rows int) blockSpec {
+	if p.Skips >= rows-1 {
+		return blockSpec{size: rows}
+	}
 	spec := blockSpec{size: p.Skips, before: 1}
 	if !p.Causal {
 		spec.after = 1
@@ -88,7 +97,8 @@ func (p Pi) skipSpec() blockSpec {
 }
 
 func (p Pi) ScoredPairs(n int) int64 {
-	skipPairs := int64(p.SkipPeriod) * p.skipSpec().scoredPairs(p.view(n).rows)
+	rows := p.view(n).rows
+	skipPairs := int64(p.SkipPeriod) * p.skipSpec(rows).scoredPairs(rows)
 	return p.local().ScoredPairs(n) + skipPairs
 }
 
@@ -217,7 +227,7 @@ func (p Pi) skipScores(q, k, v *graph.Node) (*blocked, strided) {
 	n := q.Shape().Dim(2)
 	view := p.view(n)
 	mask := func(queryRow, keyRow *graph.Node) *graph.Node { return p.skipMask(view, queryRow, keyRow, n) }
-	return blockScores(view.view(q, false), view.view(k, true), view.view(v, true), p.skipSpec(), mask), view
+	return blockScores(view.view(q, false), view.view(k, true), view.view(v, true), p.skipSpec(view.rows), mask), view
 }
 
 // view is the strided layout of the skips.
