@@ -37,8 +37,8 @@ func xlaCPU(t *testing.T) *xla.Choice {
 func TestTwoDevicesTrainLikeOne(t *testing.T) {
 	xlaCPU(t)
 	run := func(devices string) *Result {
-		o := tiny(t, map[string]string{"backend": "xla:cpu", "devices": devices, "layers": "1", "steps": "4", "eval_every": "0",
-			"eval_batches": "1", "lr": "3e-3"})
+		o := tiny(t, map[string]string{"backend": "xla:cpu", "devices": devices, "layers": "1", "steps": "8", "eval_every": "0",
+			"eval_batches": "1", "lr": "1e-2"})
 		r, err := Run(context.Background(), o, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -46,8 +46,8 @@ func TestTwoDevicesTrainLikeOne(t *testing.T) {
 		return r
 	}
 	one, two := run("1"), run("2")
-	if two.Devices != 2 || len(two.Losses) != 4 {
-		t.Fatalf("devices %d, %d losses; want 2 and 4", two.Devices, len(two.Losses))
+	if two.Devices != 2 || len(two.Losses) != 8 {
+		t.Fatalf("devices %d, %d losses; want 2 and 8", two.Devices, len(two.Losses))
 	}
 	t.Logf("1 device %v valid %.6f; 2 devices %v valid %.6f", one.Losses, one.ValidLoss, two.Losses, two.ValidLoss)
 	for i := range one.Losses {
@@ -58,7 +58,7 @@ func TestTwoDevicesTrainLikeOne(t *testing.T) {
 	if math.Abs(one.ValidLoss-two.ValidLoss) > 1e-4*one.ValidLoss {
 		t.Errorf("valid loss %.7f after 2-device training, %.7f after 1-device", two.ValidLoss, one.ValidLoss)
 	}
-	if one.Losses[3] >= one.Losses[0] {
+	if one.Losses[7] >= one.Losses[0] {
 		t.Errorf("loss did not move: %v", one.Losses)
 	}
 }
