@@ -17,7 +17,7 @@ func xlaCPU(t *testing.T) *xla.Choice {
 	if testing.Short() {
 		t.Skip("-short: XLA compilation takes tens of seconds")
 	}
-	if !slices.ContainsFunc(xla.FindPlugins(xla.PluginDirs()), func(p xla.Plugin) bool { return p.Platform == "cpu" }) {
+	if !hasXLACPU() {
 		t.Skipf("no XLA CPU plugin in %v: run `make xla-plugin` (scripts/setup-xla.sh) to test devices=", xla.PluginDirs())
 	}
 	c, err := Backend("xla:cpu")
@@ -28,6 +28,11 @@ func xlaCPU(t *testing.T) *xla.Choice {
 		t.Skipf("the XLA CPU plugin exposes %d device; devices=2 needs two", c.Devices)
 	}
 	return c
+}
+
+// hasXLACPU reports whether an XLA CPU plugin is installed.
+func hasXLACPU() bool {
+	return slices.ContainsFunc(xla.FindPlugins(xla.PluginDirs()), func(p xla.Plugin) bool { return p.Platform == "cpu" })
 }
 
 // TestTwoDevicesTrainLikeOne trains the same model for a few steps on one

@@ -168,9 +168,20 @@ func TestResumeIsExact(t *testing.T) {
 }
 
 // TestEvaluationSeesTraining checks that an evaluation after more training
-// measures the new weights, not those of the previous evaluation.
+// measures the new weights, not those of the previous evaluation: on the Go
+// backend, and on XLA, whose session keeps its evaluator.
 func TestEvaluationSeesTraining(t *testing.T) {
-	s, err := newSession(tiny(t, map[string]string{"lr": "1e-2", "warmup": "0"}), nil)
+	backends := []string{"go"}
+	if !testing.Short() && hasXLACPU() {
+		backends = append(backends, "xla:cpu")
+	}
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) { evaluationSeesTraining(t, backend) })
+	}
+}
+
+func evaluationSeesTraining(t *testing.T, backend string) {
+	s, err := newSession(tiny(t, map[string]string{"lr": "1e-2", "warmup": "0", "backend": backend}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
