@@ -70,3 +70,15 @@ func TestExactMeanIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptySequenceScoresNothing: a length of 0 (a config whose n is not set
+// yet) has no scores, in every form of π's skips, rather than a division by a
+// block of 0 rows.
+func TestEmptySequenceScoresNothing(t *testing.T) {
+	for _, skips := range []int{1, 15} {
+		p := Pi{Window: 16, SkipPeriod: 32, Skips: skips, Heads: 4, Causal: true}
+		if got := p.ScoredPairs(0); got != 0 {
+			t.Errorf("π with %d skips scores %d pairs at n = 0", skips, got)
+		}
+	}
+}

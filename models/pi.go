@@ -86,7 +86,7 @@ func (p Pi) Allows(head, query, key int) bool {
 // that made the skip part 1.8x faster at n = 1024, k = 128 and 2.9x at
 // n = 8192, k = 256 (M = 15).
 func (p Pi) skipSpec(rows int) blockSpec {
-	if p.Skips >= rows-1 {
+	if rows > 0 && p.Skips >= rows-1 {
 		return blockSpec{size: rows}
 	}
 	spec := blockSpec{size: p.Skips, before: 1}

@@ -120,10 +120,11 @@ type ModelChoice struct {
 }
 
 func (m ModelChoice) Text() string {
-	cfg, _ := models.ParseConfig(m.Typed)
+	typed, _ := models.ParseConfig(m.Typed)
+	cfg := typed.Resolved() // n and the family's derived options, as training would use them
 	pairs, dense := cfg.Pattern().ScoredPairs(cfg.SeqLen), int64(cfg.SeqLen)*int64(cfg.SeqLen)
 	return fmt.Sprintf("model %s\n  %s\n  first-layer attention scores per head: %d of %d dense (%.1f%%)",
-		m.Model, cfg.Resolved().String(), pairs, dense, 100*float64(pairs)/float64(dense))
+		m.Model, cfg.String(), pairs, dense, 100*float64(pairs)/float64(dense))
 }
 
 func runModel(c *Call) error {

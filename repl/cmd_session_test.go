@@ -36,7 +36,10 @@ func TestModelCommandsFollowOn(t *testing.T) {
 	if got, _ := s.Get("layers"); got != "3" {
 		t.Errorf("layers=%q, want 3", got)
 	}
-	run(t, s, "model pi window=16") // a new family replaces the model
+	// a new family replaces the model; its cost is at the default n = 512
+	if out := run(t, s, "model pi window=16"); !strings.Contains(out, "24576 of 262144 dense (9.4%)") {
+		t.Errorf("`model pi window=16` printed %q, want its first layer's 24576 of 262144 scores", out)
+	}
 	if _, ok := s.Get("layers"); ok {
 		t.Error("`model pi` kept layers from the ecp model")
 	}
