@@ -135,10 +135,11 @@ class EcpiKernelTests(jupyter_kernel_test.KernelTests):
 
     code_hello_world = 'import "fmt"\n%%\nfmt.Println("hello, world")'
     code_stderr = 'import ("fmt"; "os")\n%%\nfmt.Fprintln(os.Stderr, "to stderr")'
-    # HTML only: a gonbui.DisplayMarkdown sample produced no display_data message within this check once
-    # (cause not investigated; the notebooks' Markdown displays do land in their outputs).
+    # A cell's program that exits right after a display can exit before GoNB has taken the message: this check
+    # once got no display_data from a DisplayMarkdown sample, and once from this HTML one. gonbui.Sync waits for
+    # GoNB, as ecpi's own displays do (figure.show).
     code_display_data = [
-        {"code": 'import "github.com/janpfeifer/gonb/gonbui"\n%%\ngonbui.DisplayHTML("<b>bold</b>")', "mime": "text/html"},
+        {"code": 'import "github.com/janpfeifer/gonb/gonbui"\n%%\ngonbui.DisplayHTML("<b>bold</b>")\ngonbui.Sync()', "mime": "text/html"},
     ]
     completion_samples = [{"text": 'import "fmt"\n%%\nfmt.Printl'}]
     code_inspect_sample = 'import "fmt"\n%%\nfmt.Println'
