@@ -93,6 +93,8 @@ type blocked struct {
 	scores *graph.Node // [B, H, numBlocks, size, keysPerBlock]
 	mask   *graph.Node // broadcastable to scores; true where key ∈ K(query)
 	values *graph.Node // [B, H, numBlocks, keysPerBlock, headDim]
+	// queries (scaled by 1/√d) and keys the scores are made of, in blocks.
+	queries, keys *graph.Node
 }
 
 // blockScores scores each query block against its neighbour key blocks.
@@ -112,7 +114,7 @@ func blockScores(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked 
 	query, key := spec.positions(q.Graph(), n)
 	inside := graph.LogicalAnd(within(query, n), within(key, n))
 	mask := graph.LogicalAnd(inside, allows(query, key))
-	return &blocked{spec: spec, n: n, scores: scores, mask: mask, values: vBlocks}
+	return &blocked{spec: spec, n: n, scores: scores, mask: mask, values: vBlocks, queries: qBlocks, keys: kBlocks}
 }
 
 // positions are the sequence positions of a block form's query rows
@@ -204,7 +206,45 @@ func fromBlocks(x *graph.Node, spec blockSpec, n int) *graph.Node {
 
 // attend is plain softmax attention over the block form.
 func (b *blocked) attend(drop Dropout) *graph.Node {
-	return b.weigh(drop.apply(softmaxWithin(b.scores, b.mask)))
+	if b.spec.productsAsSums(b.scores.Graph()) {
+		return b.weigh(drop.apply(softmaxWithin(b.scores, b.mask)))
+	}
+	return fromBlocks(attendBlocks(b.queries, b.keys, b.values, b.mask, drop), b.spec, b.n)
+}
+
+// attendBlocks is softmax attention within each block, the mask's keys only:
+// queries [B, H, nb, m, d] (already scaled by 1/√d) against keys and values
+// [B, H, nb, keys, d], dropout on the weights; it returns [B, H, nb, m, d].
+//
+// Forward and backward are written out as FlashAttention's, without tiles,
+// for fewer passes over the [nb, m, keys] tensors than autodiff of softmax
+// then product makes: the weights are left unnormalised (the output rows are
+// divided instead), and the backward takes each row's Σ w·dw as dOut·out, so
+// every row scaling lands on [m, d] tensors. As in softmaxWithin, a row
+// with no allowed key (padding, which fromBlocks cuts off) gets meaningless
+// weights.
+func attendBlocks(queries, keys, values, mask *graph.Node, drop Dropout) *graph.Node {
+	var exps, totals *graph.Node
+	return withGradient([]*graph.Node{queries, keys, values},
+		func(in []*graph.Node) *graph.Node {
+			logits := maskedLogits(plainScoreProducts(in[0], in[1]), mask)
+			highest := graph.ReduceAndKeep(logits, graph.ReduceMax, -1)
+			exps = graph.Exp(graph.Sub(logits, highest))
+			totals = graph.ReduceAndKeep(exps, graph.ReduceSum, -1)
+			return graph.Div(plainValueProducts(drop.apply(exps), in[2]), totals)
+		},
+		func(out, dOut *graph.Node) []*graph.Node {
+			queries, keys, values := graph.StopGradient(queries), graph.StopGradient(keys), graph.StopGradient(values)
+			dOutScaled := graph.Div(dOut, totals)                                          // dOut / l
+			rowDot := graph.ReduceAndKeep(graph.Mul(dOutScaled, out), graph.ReduceSum, -1) // Σ w·dw / l
+			dDropped := plainScoreProducts(dOutScaled, values)
+			dScores := graph.Mul(exps, graph.Sub(drop.apply(dDropped), rowDot))
+			return []*graph.Node{
+				plainValueProducts(dScores, keys),
+				transposedProduct(dScores, queries),
+				transposedProduct(drop.apply(exps), dOutScaled),
+			}
+		})
 }
 
 // softmaxWithin is the training-path softmax over the keys a mask allows: the
