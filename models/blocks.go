@@ -206,45 +206,150 @@ func fromBlocks(x *graph.Node, spec blockSpec, n int) *graph.Node {
 
 // attend is plain softmax attention over the block form.
 func (b *blocked) attend(drop Dropout) *graph.Node {
-	if b.spec.productsAsSums(b.scores.Graph()) {
-		return b.weigh(drop.apply(softmaxWithin(b.scores, b.mask)))
-	}
-	return fromBlocks(attendBlocks(b.queries, b.keys, b.values, b.mask, drop), b.spec, b.n)
+	return jointAttention([]attentionPart{b.part(drop)})
+}
+
+// part is the block form as one part of a joint attention.
+func (b *blocked) part(drop Dropout) attentionPart {
+	rows := queryRows{toQueries: b.perQuery, fromQueries: b.fromPerQuery}
+	return attentionPart{queries: b.queries, keys: b.keys, values: b.values, mask: b.mask, rows: rows, drop: drop}
 }
 
 // attendBlocks is softmax attention within each block, the mask's keys only:
 // queries [B, H, nb, m, d] (already scaled by 1/√d) against keys and values
 // [B, H, nb, keys, d], dropout on the weights; it returns [B, H, nb, m, d].
+func attendBlocks(queries, keys, values, mask *graph.Node, drop Dropout) *graph.Node {
+	return jointAttention([]attentionPart{{queries: queries, keys: keys, values: values, mask: mask, rows: sameRows, drop: drop}})
+}
+
+// attentionPart is one block form's share of every query's keys in
+// jointAttention, in its own layout: queries [B, H', nb, m, d] (scaled by
+// 1/√d), keys and values [B, H', nb, keys, d], the mask broadcastable to
+// their scores, rows mapping per-query tensors [B, H, n, x] to and from the
+// layout, and an optional per-query logit offset [B, H, n, 1] (a scalar is a
+// constant).
+type attentionPart struct {
+	queries, keys, values, mask *graph.Node
+	bias                        *graph.Node
+	rows                        queryRows
+	drop                        Dropout
+}
+
+// learnsBias reports whether the part's bias is a tensor that takes a gradient.
+func (p attentionPart) learnsBias() bool { return p.bias != nil && p.bias.Rank() > 0 }
+
+// inputs are the part's differentiable tensors; bind is its inverse.
+func (p attentionPart) inputs() []*graph.Node {
+	in := []*graph.Node{p.queries, p.keys, p.values}
+	if p.learnsBias() {
+		in = append(in, p.bias)
+	}
+	return in
+}
+
+func (p attentionPart) bind(in []*graph.Node) (attentionPart, []*graph.Node) {
+	p.queries, p.keys, p.values, in = in[0], in[1], in[2], in[3:]
+	if p.learnsBias() {
+		p.bias, in = in[0], in[1:]
+	}
+	return p, in
+}
+
+// jointAttention is one softmax over the keys of all parts, each scored and
+// weighed in its own layout, and the product with their values: [B, H, n, d].
 //
 // Forward and backward are written out as FlashAttention's, without tiles,
-// for fewer passes over the [nb, m, keys] tensors than autodiff of softmax
-// then product makes: the weights are left unnormalised (the output rows are
-// divided instead), and the backward takes each row's Σ w·dw as dOut·out, so
-// every row scaling lands on [m, d] tensors. As in softmaxWithin, a row
-// with no allowed key (padding, which fromBlocks cuts off) gets meaningless
-// weights.
-func attendBlocks(queries, keys, values, mask *graph.Node, drop Dropout) *graph.Node {
-	var exps, totals *graph.Node
-	return withGradient([]*graph.Node{queries, keys, values},
+// for fewer passes over the score blocks than autodiff of softmax then
+// product makes: the exponentials are left unnormalised (the output rows
+// are divided instead), and the backward takes each row's Σ w·dw as
+// dOut·out, so every row scaling lands on [n, d] tensors; only one number
+// per query (maximum, sum) moves between the layouts. A row with no allowed
+// key in any part (padding, which the layouts cut off) gets meaningless
+// weights, as in softmaxWithin.
+func jointAttention(parts []attentionPart) *graph.Node {
+	var inputs []*graph.Node
+	for _, p := range parts {
+		inputs = append(inputs, p.inputs()...)
+	}
+	exps := make([]*graph.Node, len(parts))
+	var inverse *graph.Node // 1 / Σ exp, per query
+	return withGradient(inputs,
 		func(in []*graph.Node) *graph.Node {
-			logits := maskedLogits(plainScoreProducts(in[0], in[1]), mask)
-			highest := graph.ReduceAndKeep(logits, graph.ReduceMax, -1)
-			exps = graph.Exp(graph.Sub(logits, highest))
-			totals = graph.ReduceAndKeep(exps, graph.ReduceSum, -1)
-			return graph.Div(plainValueProducts(drop.apply(exps), in[2]), totals)
+			bound := make([]attentionPart, len(parts))
+			logits := make([]*graph.Node, len(parts))
+			var highest *graph.Node
+			for i, p := range parts {
+				bound[i], in = p.bind(in)
+				logits[i] = blockProducts(bound[i].queries, bound[i].keys)
+				if p.bias != nil {
+					logits[i] = graph.Add(logits[i], p.rows.from(bound[i].bias))
+				}
+				logits[i] = maskedLogits(logits[i], p.mask)
+				partHighest := p.rows.toQueries(graph.ReduceAndKeep(logits[i], graph.ReduceMax, -1))
+				if highest == nil {
+					highest = partHighest
+				} else {
+					highest = graph.Max(highest, partHighest)
+				}
+			}
+			var total, out *graph.Node
+			for i, p := range bound {
+				exps[i] = graph.Exp(graph.Sub(logits[i], p.rows.fromQueries(highest)))
+				partOut := p.rows.toQueries(weighBlocks(p.drop.apply(exps[i]), p.values))
+				if total == nil {
+					total, out = p.rows.sum(exps[i]), partOut
+				} else {
+					total, out = graph.Add(total, p.rows.sum(exps[i])), graph.Add(out, partOut)
+				}
+			}
+			inverse = graph.Reciprocal(total)
+			return graph.Mul(out, inverse)
 		},
 		func(out, dOut *graph.Node) []*graph.Node {
-			queries, keys, values := graph.StopGradient(queries), graph.StopGradient(keys), graph.StopGradient(values)
-			dOutScaled := graph.Div(dOut, totals)                                          // dOut / l
-			rowDot := graph.ReduceAndKeep(graph.Mul(dOutScaled, out), graph.ReduceSum, -1) // Σ w·dw / l
-			dDropped := plainScoreProducts(dOutScaled, values)
-			dScores := graph.Mul(exps, graph.Sub(drop.apply(dDropped), rowDot))
-			return []*graph.Node{
-				plainValueProducts(dScores, keys),
-				transposedProduct(dScores, queries),
-				transposedProduct(drop.apply(exps), dOutScaled),
+			scaled := graph.Mul(dOut, inverse)                                         // dOut / Σ exp
+			rowDot := graph.ReduceAndKeep(graph.Mul(scaled, out), graph.ReduceSum, -1) // Σ w·dw / Σ exp
+			var grads []*graph.Node
+			for i, p := range parts {
+				queries, keys, values := graph.StopGradient(p.queries), graph.StopGradient(p.keys), graph.StopGradient(p.values)
+				partDOut := p.rows.fromQueries(scaled)
+				dDropped := blockProducts(partDOut, values)
+				dScores := graph.Mul(exps[i], graph.Sub(p.drop.apply(dDropped), p.rows.fromQueries(rowDot)))
+				grads = append(grads, weighBlocks(dScores, keys), transposedBlocks(dScores, queries), transposedBlocks(p.drop.apply(exps[i]), partDOut))
+				if p.learnsBias() {
+					grads = append(grads, p.rows.sum(dScores))
+				}
 			}
+			return grads
 		})
+}
+
+// blockProducts is a·bᵀ per block, a [B, H, nb, m, d], b [B, H, nb, keys, d];
+// weighBlocks is w·v, w [B, H, nb, m, keys]; transposedBlocks is wᵀ·x, x
+// [B, H, nb, m, d]. Blocks of at most tinyBlockScores scores are broadcast
+// multiplies and sums on XLA (see productsAsSums).
+func blockProducts(a, b *graph.Node) *graph.Node {
+	if tinyBlocks(a.Shape().Dim(3), b.Shape().Dim(3), a.Graph()) {
+		return graph.ReduceSum(graph.Mul(graph.InsertAxes(a, 4), graph.InsertAxes(b, 3)), -1)
+	}
+	return plainScoreProducts(a, b)
+}
+
+func weighBlocks(w, v *graph.Node) *graph.Node {
+	if tinyBlocks(w.Shape().Dim(3), w.Shape().Dim(4), w.Graph()) {
+		return graph.ReduceSum(graph.Mul(graph.InsertAxes(w, -1), graph.InsertAxes(v, 3)), 4)
+	}
+	return plainValueProducts(w, v)
+}
+
+func transposedBlocks(w, x *graph.Node) *graph.Node {
+	if tinyBlocks(w.Shape().Dim(3), w.Shape().Dim(4), w.Graph()) {
+		return graph.ReduceSum(graph.Mul(graph.InsertAxes(w, -1), graph.InsertAxes(x, 4)), 3)
+	}
+	return transposedProduct(w, x)
+}
+
+func tinyBlocks(rows, keys int, g *graph.Graph) bool {
+	return rows*keys <= tinyBlockScores && !onGoBackend(g)
 }
 
 // softmaxWithin is the training-path softmax over the keys a mask allows: the
@@ -282,43 +387,10 @@ func (r queryRows) sum(x *graph.Node) *graph.Node {
 	return r.toQueries(graph.ReduceAndKeep(x, graph.ReduceSum, -1))
 }
 
-// sameRows is the layout of per-query tensors [B, H, n, keys] themselves.
+// sameRows is a layout that is its own per-query form.
 var sameRows = queryRows{
 	toQueries:   func(x *graph.Node) *graph.Node { return x },
 	fromQueries: func(x *graph.Node) *graph.Node { return x },
-}
-
-// scorePart is one block form's share of every query's keys: its logits and
-// mask in its own layout.
-type scorePart struct {
-	logits, mask *graph.Node
-	rows         queryRows
-}
-
-// jointSoftmax is one softmax over the keys of all parts, each part computed
-// in its own layout: only each query's maximum and sum cross between them.
-// Every query must have an allowed key in some part (padding rows get zeros).
-// It returns each part's weights, shaped like its logits.
-func jointSoftmax(parts []scorePart) []*graph.Node {
-	logits := make([]*graph.Node, len(parts))
-	rows := make([]queryRows, len(parts))
-	var highest *graph.Node
-	for i, part := range parts {
-		logits[i], rows[i] = maskedLogits(part.logits, part.mask), part.rows
-		partHighest := part.rows.toQueries(graph.ReduceAndKeep(logits[i], graph.ReduceMax, -1))
-		if highest == nil {
-			highest = partHighest
-		} else {
-			highest = graph.Max(highest, partHighest)
-		}
-	}
-	// Any constant per row gives the same softmax: the maximum only keeps exp in range.
-	highest = graph.StopGradient(highest)
-	exps := make([]*graph.Node, len(parts))
-	for i, part := range parts {
-		exps[i] = graph.Exp(graph.Sub(logits[i], part.rows.fromQueries(highest)))
-	}
-	return normalize(exps, rows)
 }
 
 // normalize divides every part, each in its own layout rows[i], by its

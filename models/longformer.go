@@ -119,11 +119,7 @@ func dilatedSum(n, d, k int) int64 {
 
 func (l Longformer) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	n := q.Shape().Dim(2)
-	var globalScores, globalMask *graph.Node
-	if l.Global > 0 {
-		globalScores, globalMask = l.globalScores(q, k)
-	}
-	var outputs, globalWeights []*graph.Node
+	var outputs []*graph.Node
 	for from := 0; from < len(l.Dilations); {
 		to := from + 1
 		for to < len(l.Dilations) && l.Dilations[to] == l.Dilations[from] {
@@ -132,28 +128,21 @@ func (l Longformer) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 		group := l.windowScores(q, k, v, from, to)
 		// Each group's window stays in its strided layout; with global keys,
 		// one softmax spans both, and only each query's maximum and sum move.
-		parts := []scorePart{{logits: group.block.scores, mask: group.block.mask, rows: queryRows{
+		window := group.block.part(drop.salted(2 * from))
+		window.rows = queryRows{
 			toQueries:   func(x *graph.Node) *graph.Node { return group.view.perQuery(x, n) },
 			fromQueries: func(x *graph.Node) *graph.Node { return group.view.toBlocks(x, group.block, n) },
-		}}}
-		if l.Global > 0 {
-			heads := graph.AxisRange(from, to)
-			parts = append(parts, scorePart{logits: graph.SliceAxis(globalScores, 1, heads), mask: graph.SliceAxis(globalMask, 1, heads), rows: sameRows})
 		}
-		weights := jointSoftmax(parts)
-		outputs = append(outputs, group.view.output(group.block, drop.salted(2*from).apply(weights[0]), n))
+		parts := []attentionPart{window}
 		if l.Global > 0 {
-			globalWeights = append(globalWeights, drop.salted(2*from+1).apply(weights[1]))
+			parts = append(parts, l.globalPart(q, k, v, from, to, drop.salted(2*from+1)))
 		}
+		outputs = append(outputs, jointAttention(parts))
 		from = to
 	}
 	out := graph.Concatenate(outputs, 1)
-	if l.Global > 0 {
-		globalValues := graph.SliceAxis(v, 2, graph.AxisRange(0, l.Global))
-		out = graph.Add(out, graph.Einsum("bhqk,bhkd->bhqd", graph.Concatenate(globalWeights, 1), globalValues))
-		if !l.Causal {
-			out = l.withGlobalQueries(out, q, k, v, drop)
-		}
+	if l.Global > 0 && !l.Causal {
+		out = l.withGlobalQueries(out, q, k, v, drop)
 	}
 	return out
 }
@@ -183,28 +172,36 @@ func (l Longformer) windowScores(q, k, v *graph.Node, from, to int) dilationGrou
 	return dilationGroup{view: view, block: blockScores(pick(q), pick(k), pick(v), l.spec(), mask)}
 }
 
-// globalScores scores every query against the g global keys [B, H, n, g], with
-// the mask of the global keys that are not in the query's window already.
-func (l Longformer) globalScores(q, k *graph.Node) (scores, mask *graph.Node) {
+// globalPart is every query of heads [from, to) against the g global keys
+// that are not in its window already, as one block of n queries by g keys.
+func (l Longformer) globalPart(q, k, v *graph.Node, from, to int, drop Dropout) attentionPart {
 	g, n := q.Graph(), q.Shape().Dim(2)
-	keys := graph.SliceAxis(k, 2, graph.AxisRange(0, l.Global))
-	scores = graph.Einsum("bhqd,bhkd->bhqk", graph.MulScalar(q, 1/math.Sqrt(float64(q.Shape().Dim(3)))), keys)
+	heads := func(x *graph.Node, length int) *graph.Node {
+		x = graph.SliceAxis(graph.SliceAxis(x, 1, graph.AxisRange(from, to)), 2, graph.AxisRange(0, length))
+		return graph.InsertAxes(x, 2) // one block: [B, H', 1, length, d]
+	}
 	query := graph.Iota(g, shapeInt32(1, 1, n, 1), 2)
 	key := graph.Iota(g, shapeInt32(1, 1, 1, l.Global), 3)
-	dilations := make([]int32, len(l.Dilations))
-	for h, d := range l.Dilations {
-		dilations[h] = int32(d)
+	dilations := make([]int32, to-from)
+	for h := range dilations {
+		dilations[h] = int32(l.Dilations[from+h])
 	}
-	dilation := graph.Reshape(graph.Const(g, dilations), 1, len(dilations), 1, 1)
+	dilation := graph.Reshape(graph.Const(g, dilations), 1, to-from, 1, 1)
 	distance := graph.Sub(query, key)
 	steps := graph.Abs(distance)
 	local := graph.LogicalAnd(graph.Equal(graph.Rem(steps, dilation), int32Scalar(g, 0)),
 		graph.LessOrEqual(graph.Div(steps, dilation), int32Scalar(g, l.Window)))
-	mask = graph.LogicalNot(local)
+	mask := graph.LogicalNot(local)
 	if l.Causal {
 		mask = graph.LogicalAnd(mask, graph.GreaterOrEqual(distance, int32Scalar(g, 0)))
 	}
-	return scores, mask
+	rows := queryRows{
+		toQueries:   func(x *graph.Node) *graph.Node { return graph.Squeeze(x, 2) },
+		fromQueries: func(x *graph.Node) *graph.Node { return graph.InsertAxes(x, 2) },
+	}
+	scaled := graph.MulScalar(q, 1/math.Sqrt(float64(q.Shape().Dim(3))))
+	return attentionPart{queries: heads(scaled, n), keys: heads(k, l.Global), values: heads(v, l.Global),
+		mask: graph.InsertAxes(mask, 2), rows: rows, drop: drop}
 }
 
 // withGlobalQueries replaces the rows of the g global queries, which (both

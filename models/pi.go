@@ -27,7 +27,7 @@ import (
 // sequence [n] -> [n/π, π] and transposes it, so the keys i - m·π become the M
 // previous rows of query i's column: block-local attention along the strided
 // axis with blocks of M rows. The fusion works on each part in its own layout
-// (jointSoftmax): only a few numbers per query cross between the two. Cost per
+// (jointAttention): only a few numbers per query cross between the two. Cost per
 // head: (k+s)·n + 2·M·n scores (causal, s the window's block), or
 // (k+s)·n + ⌈n/π⌉·n when M reaches every earlier row; O(n·k) while M <= k.
 type Pi struct {
@@ -165,11 +165,11 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 		weights := normalize([]*graph.Node{localWeights, skipWeights}, []queryRows{localRows, skipRows})
 		localWeights, skipWeights = weights[0], weights[1]
 	case FusionPrior:
-		weights := jointSoftmax([]scorePart{
-			{logits: graph.Add(local.scores, localRows.from(graph.Log(localPrior))), mask: local.mask, rows: localRows},
-			{logits: graph.Add(skip.scores, skipRows.from(graph.Log(skipPrior))), mask: skip.mask, rows: skipRows},
-		})
-		localWeights, skipWeights = weights[0], weights[1]
+		localPart := local.part(drop)
+		localPart.bias = graph.Log(localPrior)
+		skipPart := skip.part(drop.salted(1))
+		skipPart.rows, skipPart.bias = skipRows, graph.Log(skipPrior)
+		return jointAttention([]attentionPart{localPart, skipPart})
 	default:
 		panic(fmt.Sprintf("pi: unknown fusion %q (want %q or %q)", p.Fusion, FusionPrior, FusionMix))
 	}

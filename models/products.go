@@ -72,34 +72,33 @@ func unfoldable(x *graph.Node) *graph.Node { return after(x, x) }
 
 // withGradient is forward(inputs) with the given gradient: autodiff hands
 // grads the forward's output and its adjoint, and grads returns the adjoint of
-// every input. Inputs and output share their first two axes [B, H].
+// every input. Inputs and output share their first axis, the batch.
 //
 // The gradient rides on an identity of [output | inputs...], flattened after
-// [B, H] and joined: XLA folds the joins and their slices away.
+// the batch and joined: XLA folds the joins and their slices away.
 func withGradient(inputs []*graph.Node, forward func(stopped []*graph.Node) *graph.Node, grads func(out, dOut *graph.Node) []*graph.Node) *graph.Node {
 	stopped := make([]*graph.Node, len(inputs))
 	for i, in := range inputs {
 		stopped[i] = graph.StopGradient(in)
 	}
 	out := forward(stopped)
-	parts := []*graph.Node{flatAfterHeads(graph.StopGradient(out))}
+	parts := []*graph.Node{flatAfterBatch(graph.StopGradient(out))}
 	for _, in := range inputs {
-		parts = append(parts, flatAfterHeads(in))
+		parts = append(parts, flatAfterBatch(in))
 	}
-	outSize := parts[0].Shape().Dim(2)
-	carrier := graph.IdentityWithCustomGradient(graph.Concatenate(parts, 2), func(_, adjoint *graph.Node) *graph.Node {
-		dOut := graph.Reshape(graph.SliceAxis(adjoint, 2, graph.AxisRange(0, outSize)), out.Shape().Dimensions...)
+	outSize := parts[0].Shape().Dim(1)
+	carrier := graph.IdentityWithCustomGradient(graph.Concatenate(parts, 1), func(_, adjoint *graph.Node) *graph.Node {
+		dOut := graph.Reshape(graph.SliceAxis(adjoint, 1, graph.AxisRange(0, outSize)), out.Shape().Dimensions...)
 		adjoints := []*graph.Node{graph.ZerosLike(parts[0])}
 		for _, grad := range grads(out, dOut) {
-			adjoints = append(adjoints, flatAfterHeads(grad))
+			adjoints = append(adjoints, flatAfterBatch(grad))
 		}
-		return graph.Concatenate(adjoints, 2)
+		return graph.Concatenate(adjoints, 1)
 	})
-	return graph.Reshape(graph.SliceAxis(carrier, 2, graph.AxisRange(0, outSize)), out.Shape().Dimensions...)
+	return graph.Reshape(graph.SliceAxis(carrier, 1, graph.AxisRange(0, outSize)), out.Shape().Dimensions...)
 }
 
-// flatAfterHeads reshapes [B, H, ...] to [B, H, rest].
-func flatAfterHeads(x *graph.Node) *graph.Node {
-	dims := x.Shape().Dimensions
-	return graph.Reshape(x, dims[0], dims[1], x.Shape().Size()/(dims[0]*dims[1]))
+// flatAfterBatch reshapes [B, ...] to [B, rest].
+func flatAfterBatch(x *graph.Node) *graph.Node {
+	return graph.Reshape(x, x.Shape().Dim(0), x.Shape().Size()/x.Shape().Dim(0))
 }
