@@ -41,7 +41,12 @@ func (s blockSpec) keysPerBlock() int { return (s.before + 1 + s.after) * s.size
 // dominates (π's skip blocks are M rows by 2M keys). The Go backend, which
 // fuses nothing, is faster with its dot.
 func (s blockSpec) productsAsSums(g *graph.Graph) bool {
-	return s.size*s.keysPerBlock() <= tinyBlockScores && !onGoBackend(g)
+	return tinyBlocks(s.size, s.keysPerBlock(), g)
+}
+
+// tinyBlocks is productsAsSums for blocks of rows x keys scores.
+func tinyBlocks(rows, keys int, g *graph.Graph) bool {
+	return rows*keys <= tinyBlockScores && !onGoBackend(g)
 }
 
 const tinyBlockScores = 64
@@ -107,7 +112,7 @@ func blockScores(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked 
 	vBlocks := neighbourBlocks(toBlocks(v, spec), spec)
 	var scores *graph.Node
 	if spec.productsAsSums(q.Graph()) {
-		scores = graph.ReduceSum(graph.Mul(graph.InsertAxes(qBlocks, 4), graph.InsertAxes(kBlocks, 3)), -1)
+		scores = summedScoreProducts(qBlocks, kBlocks)
 	} else {
 		scores = scoreProducts(qBlocks, kBlocks)
 	}
@@ -190,7 +195,7 @@ func padSeq(x *graph.Node, axis, front, back int) *graph.Node {
 func (b *blocked) weigh(weights *graph.Node) *graph.Node {
 	var out *graph.Node
 	if b.spec.productsAsSums(weights.Graph()) {
-		out = graph.ReduceSum(graph.Mul(graph.InsertAxes(weights, -1), graph.InsertAxes(b.values, 3)), 4)
+		out = summedValueProducts(weights, b.values)
 	} else {
 		out = valueProducts(weights, b.values)
 	}
@@ -329,14 +334,14 @@ func jointAttention(parts []attentionPart) *graph.Node {
 // multiplies and sums on XLA (see productsAsSums).
 func blockProducts(a, b *graph.Node) *graph.Node {
 	if tinyBlocks(a.Shape().Dim(3), b.Shape().Dim(3), a.Graph()) {
-		return graph.ReduceSum(graph.Mul(graph.InsertAxes(a, 4), graph.InsertAxes(b, 3)), -1)
+		return summedScoreProducts(a, b)
 	}
 	return plainScoreProducts(a, b)
 }
 
 func weighBlocks(w, v *graph.Node) *graph.Node {
 	if tinyBlocks(w.Shape().Dim(3), w.Shape().Dim(4), w.Graph()) {
-		return graph.ReduceSum(graph.Mul(graph.InsertAxes(w, -1), graph.InsertAxes(v, 3)), 4)
+		return summedValueProducts(w, v)
 	}
 	return plainValueProducts(w, v)
 }
@@ -348,8 +353,14 @@ func transposedBlocks(w, x *graph.Node) *graph.Node {
 	return transposedProduct(w, x)
 }
 
-func tinyBlocks(rows, keys int, g *graph.Graph) bool {
-	return rows*keys <= tinyBlockScores && !onGoBackend(g)
+// summedScoreProducts and summedValueProducts are plainScoreProducts and
+// plainValueProducts as broadcast multiplies and sums, for tiny blocks.
+func summedScoreProducts(a, b *graph.Node) *graph.Node {
+	return graph.ReduceSum(graph.Mul(graph.InsertAxes(a, 4), graph.InsertAxes(b, 3)), -1)
+}
+
+func summedValueProducts(w, v *graph.Node) *graph.Node {
+	return graph.ReduceSum(graph.Mul(graph.InsertAxes(w, -1), graph.InsertAxes(v, 3)), 4)
 }
 
 // softmaxWithin is the training-path softmax over the keys a mask allows: the

@@ -199,8 +199,8 @@ func (l Longformer) globalPart(q, k, v *graph.Node, from, to int, drop Dropout) 
 		toQueries:   func(x *graph.Node) *graph.Node { return graph.Squeeze(x, 2) },
 		fromQueries: func(x *graph.Node) *graph.Node { return graph.InsertAxes(x, 2) },
 	}
-	scaled := graph.MulScalar(q, 1/math.Sqrt(float64(q.Shape().Dim(3))))
-	return attentionPart{queries: heads(scaled, n), keys: heads(k, l.Global), values: heads(v, l.Global),
+	queries := graph.MulScalar(heads(q, n), 1/math.Sqrt(float64(q.Shape().Dim(3))))
+	return attentionPart{queries: queries, keys: heads(k, l.Global), values: heads(v, l.Global),
 		mask: graph.InsertAxes(mask, 2), rows: rows, drop: drop}
 }
 
