@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -90,36 +91,45 @@ func (s blockSpec) scoredPairs(n int) int64 {
 // channel axis 1). Positions outside the sequence are masked by the caller.
 type maskFunc func(query, key *graph.Node) *graph.Node
 
-// blocked is one block form's scores with their mask, and the value blocks the
-// attention weights multiply.
+// blocked is one block form: its query, key and value blocks and the mask of
+// their scores. The scores themselves are made where they are used
+// (jointAttention writes its own products; see scores).
 type blocked struct {
 	spec   blockSpec
 	n      int
-	scores *graph.Node // [B, H, numBlocks, size, keysPerBlock]
-	mask   *graph.Node // broadcastable to scores; true where key ∈ K(query)
+	mask   *graph.Node // broadcastable to the scores; true where key ∈ K(query)
 	values *graph.Node // [B, H, numBlocks, keysPerBlock, headDim]
 	// queries (scaled by 1/√d) and keys the scores are made of, in blocks.
 	queries, keys *graph.Node
 }
 
-// blockScores scores each query block against its neighbour key blocks.
-// q, k, v: [B, H, n, headDim].
-func blockScores(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked {
+// blockForm cuts q, k, v [B, H, n, headDim] into query blocks, each with its
+// neighbour key and value blocks, and masks their scores to K(i).
+func blockForm(q, k, v *graph.Node, spec blockSpec, allows maskFunc) *blocked {
 	n := q.Shape().Dim(2)
 	headDim := q.Shape().Dim(3)
 	qBlocks := toBlocks(graph.MulScalar(q, 1/math.Sqrt(float64(headDim))), spec)
 	kBlocks := neighbourBlocks(toBlocks(k, spec), spec)
 	vBlocks := neighbourBlocks(toBlocks(v, spec), spec)
-	var scores *graph.Node
-	if spec.productsAsSums(q.Graph()) {
-		scores = summedScoreProducts(qBlocks, kBlocks)
-	} else {
-		scores = scoreProducts(qBlocks, kBlocks)
-	}
 	query, key := spec.positions(q.Graph(), n)
 	inside := graph.LogicalAnd(within(query, n), within(key, n))
 	mask := graph.LogicalAnd(inside, allows(query, key))
-	return &blocked{spec: spec, n: n, scores: scores, mask: mask, values: vBlocks, queries: qBlocks, keys: kBlocks}
+	return &blocked{spec: spec, n: n, mask: mask, values: vBlocks, queries: qBlocks, keys: kBlocks}
+}
+
+// scores are the block form's scaled query-key products [B, H, numBlocks,
+// size, keysPerBlock], with autodiff's gradient, for the attentions that take
+// softmax and product apart (π's mix fusion, the tests' references).
+func (b *blocked) scores() *graph.Node {
+	if b.spec.productsAsSums(b.queries.Graph()) {
+		return summedScoreProducts(b.queries, b.keys)
+	}
+	return scoreProducts(b.queries, b.keys)
+}
+
+// scoreDims are the dimensions of the scores: [B, H, numBlocks, size, keysPerBlock].
+func (b *blocked) scoreDims() []int {
+	return append(slices.Clone(b.queries.Shape().Dimensions[:4]), b.keys.Shape().Dim(3))
 }
 
 // positions are the sequence positions of a block form's query rows

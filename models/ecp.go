@@ -64,7 +64,7 @@ func (e ECP) mask(query, key *graph.Node) *graph.Node {
 }
 
 func (e ECP) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
-	return blockScores(q, k, v, e.spec(), e.mask).attend(drop)
+	return blockForm(q, k, v, e.spec(), e.mask).attend(drop)
 }
 
 // ecpOptions are the ECP family's own options.

@@ -287,7 +287,7 @@ func TestAttendBlocksMatchesAutodiff(t *testing.T) {
 			t.Run(fmt.Sprintf("causal%v_dropout%g", causal, rate), func(t *testing.T) {
 				local := Local{Window: 9, Causal: causal} // blocks of 9 x 18 or 27 keys: past tinyBlockScores, so XLA takes attendBlocks too
 				form := func(q, k, v *graph.Node) *blocked {
-					return blockScores(q, k, v, windowSpec(local.Window, causal), local.mask)
+					return blockForm(q, k, v, windowSpec(local.Window, causal), local.mask)
 				}
 				drop := func(g *graph.Graph) Dropout {
 					return Dropout{Rate: rate, Seed: graph.Const(g, uint32(777))}
@@ -295,7 +295,7 @@ func TestAttendBlocksMatchesAutodiff(t *testing.T) {
 				written := func(q, k, v *graph.Node) *graph.Node { return form(q, k, v).attend(drop(q.Graph())) }
 				autodiff := func(q, k, v *graph.Node) *graph.Node {
 					b := form(q, k, v)
-					return fromBlocks(plainValueProducts(drop(q.Graph()).apply(softmaxWithin(b.scores, b.mask)), b.values), b.spec, b.n)
+					return fromBlocks(plainValueProducts(drop(q.Graph()).apply(softmaxWithin(b.scores(), b.mask)), b.values), b.spec, b.n)
 				}
 				compareShapes(t, 2, 3, 29, 29, 4, written, autodiff)
 			})

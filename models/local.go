@@ -64,7 +64,7 @@ func (l Local) mask(query, key *graph.Node) *graph.Node {
 }
 
 func (l Local) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
-	return blockScores(q, k, v, l.spec(), l.mask).attend(drop)
+	return blockForm(q, k, v, l.spec(), l.mask).attend(drop)
 }
 
 func abs(x int) int {

@@ -169,7 +169,7 @@ func (l Longformer) windowScores(q, k, v *graph.Node, from, to int) dilationGrou
 		}
 		return graph.LogicalAnd(inWindow, graph.LogicalAnd(within(query, n), within(key, n)))
 	}
-	return dilationGroup{view: view, block: blockScores(pick(q), pick(k), pick(v), l.spec(), mask)}
+	return dilationGroup{view: view, block: blockForm(pick(q), pick(k), pick(v), l.spec(), mask)}
 }
 
 // globalPart is every query of heads [from, to) against the g global keys

@@ -143,7 +143,7 @@ func (p Pi) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 // (values in (0,1)); nil means α = 1/2.
 func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 	n := q.Shape().Dim(2)
-	local := blockScores(q, k, v, p.local().spec(), p.local().mask)
+	local := blockForm(q, k, v, p.local().spec(), p.local().mask)
 	skip, view := p.skipScores(q, k, v)
 	// The two block forms keep their own layouts: only one number per query
 	// (the prior, and the softmax's maximum and sum) moves between them, never a
@@ -158,8 +158,8 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 	var localWeights, skipWeights *graph.Node
 	switch p.Fusion {
 	case FusionMix:
-		localWeights = graph.Mul(maskedSoftmax(local.scores, local.mask), localRows.from(localPrior))
-		skipWeights = graph.Mul(maskedSoftmax(skip.scores, skip.mask), skipRows.from(skipPrior))
+		localWeights = graph.Mul(maskedSoftmax(local.scores(), local.mask), localRows.from(localPrior))
+		skipWeights = graph.Mul(maskedSoftmax(skip.scores(), skip.mask), skipRows.from(skipPrior))
 		// Where P(i) is empty the skip softmax is all zeros; renormalise so those
 		// queries are purely local instead of shrunk by α.
 		weights := normalize([]*graph.Node{localWeights, skipWeights}, []queryRows{localRows, skipRows})
@@ -227,7 +227,7 @@ func (p Pi) skipScores(q, k, v *graph.Node) (*blocked, strided) {
 	n := q.Shape().Dim(2)
 	view := p.view(n)
 	mask := func(queryRow, keyRow *graph.Node) *graph.Node { return p.skipMask(view, queryRow, keyRow, n) }
-	return blockScores(view.view(q, false), view.view(k, true), view.view(v, true), p.skipSpec(view.rows), mask), view
+	return blockForm(view.view(q, false), view.view(k, true), view.view(v, true), p.skipSpec(view.rows), mask), view
 }
 
 // view is the strided layout of the skips.

@@ -93,7 +93,7 @@ func (s S2) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 func (s S2) attendHeads(q, k, v *graph.Node, from, to int, spec blockSpec, drop Dropout) *graph.Node {
 	pick := func(x *graph.Node) *graph.Node { return graph.SliceAxis(x, 1, graph.AxisRange(from, to)) }
 	causal := func(query, key *graph.Node) *graph.Node { return graph.LessOrEqual(key, query) }
-	return blockScores(pick(q), pick(k), pick(v), spec, causal).attend(drop)
+	return blockForm(pick(q), pick(k), pick(v), spec, causal).attend(drop)
 }
 
 // s2Options are the S2 family's own options.

@@ -62,7 +62,7 @@ func (s Split) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	if s.KeepContextWeights {
 		contextDrop = Dropout{}
 	}
-	contextOut := blockScores(context(q), context(k), context(v), blockSpec{size: s.blockSize()}, s.contextMask).attend(contextDrop)
+	contextOut := blockForm(context(q), context(k), context(v), blockSpec{size: s.blockSize()}, s.contextMask).attend(contextDrop)
 	latentQueries := graph.SliceAxis(q, 2, graph.AxisRangeToEnd(s.Context))
 	latentOut := LatentAttention(latentQueries, k, v, s.Context, drop)
 	return graph.Concatenate([]*graph.Node{contextOut, latentOut}, 2)

@@ -66,7 +66,7 @@ func (s strided) perQuery(x *graph.Node, n int) *graph.Node {
 
 // toBlocks is the inverse of perQuery for the block form b.
 func (s strided) toBlocks(x *graph.Node, b *blocked, n int) *graph.Node {
-	dims := b.scores.Shape().Dimensions
+	dims := b.scoreDims()
 	batch, heads, keys := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(3)
 	x = padSeq(x, 2, 0, s.rows*s.period-n)
 	x = graph.Reshape(x, batch, heads, s.rows, s.period, keys)
@@ -116,7 +116,7 @@ func (b *blocked) perQuery(x *graph.Node) *graph.Node {
 
 // fromPerQuery is the inverse of perQuery (padding rows get 0).
 func (b *blocked) fromPerQuery(x *graph.Node) *graph.Node {
-	dims := b.scores.Shape().Dimensions
+	dims := b.scoreDims()
 	x = padSeq(x, 2, b.spec.shift, dims[2]*dims[3]-x.Shape().Dim(2)-b.spec.shift)
 	return graph.Reshape(x, dims[0], dims[1], dims[2], dims[3], x.Shape().Dim(3))
 }
