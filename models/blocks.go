@@ -287,7 +287,8 @@ func jointAttention(parts []attentionPart) *graph.Node {
 		inputs = append(inputs, p.inputs()...)
 	}
 	exps := make([]*graph.Node, len(parts))
-	var inverse *graph.Node // 1 / Σ exp, per query
+	dropped := make([]*graph.Node, len(parts)) // exps after dropout, which the backward reads again
+	var inverse *graph.Node                    // 1 / Σ exp, per query
 	return withGradient(inputs,
 		func(in []*graph.Node) *graph.Node {
 			bound := make([]attentionPart, len(parts))
@@ -310,7 +311,8 @@ func jointAttention(parts []attentionPart) *graph.Node {
 			var total, out *graph.Node
 			for i, p := range bound {
 				exps[i] = graph.Exp(graph.Sub(logits[i], p.rows.fromQueries(highest)))
-				partOut := p.rows.toQueries(weighBlocks(p.drop.apply(exps[i]), p.values))
+				dropped[i] = p.drop.apply(exps[i])
+				partOut := p.rows.toQueries(weighBlocks(dropped[i], p.values))
 				if total == nil {
 					total, out = p.rows.sum(exps[i]), partOut
 				} else {
@@ -329,7 +331,7 @@ func jointAttention(parts []attentionPart) *graph.Node {
 				partDOut := p.rows.fromQueries(scaled)
 				dDropped := blockProducts(partDOut, values)
 				dScores := graph.Mul(exps[i], graph.Sub(p.drop.apply(dDropped), p.rows.fromQueries(rowDot)))
-				grads = append(grads, weighBlocks(dScores, keys), transposedBlocks(dScores, queries), transposedBlocks(p.drop.apply(exps[i]), partDOut))
+				grads = append(grads, weighBlocks(dScores, keys), transposedBlocks(dScores, queries), transposedBlocks(dropped[i], partDOut))
 				if p.learnsBias() {
 					grads = append(grads, p.rows.sum(dScores))
 				}
