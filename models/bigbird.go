@@ -188,7 +188,7 @@ func (bb BigBird) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	queries := toBlocks(scaled, spec) // [B, H, nb, b, d]
 	keyBlocks, valueBlocks := toBlocks(k, spec), toBlocks(v, spec)
 	keys, values := bb.gatherKeys(keyBlocks), bb.gatherKeys(valueBlocks)
-	out := fromBlocks(attendBlocks(queries, keys, values, bb.mask(g, spec, n), drop), spec, n)
+	out := fromBlocks(attendBlocks(queries, keys, values, bb.mask(g, spec, n), drop), n)
 	if bb.Causal || bb.Global == 0 {
 		return out
 	}

@@ -29,9 +29,6 @@ type blockSpec struct {
 	size   int // positions per block
 	before int // how many previous blocks each query block sees
 	after  int // how many following blocks (bidirectional patterns)
-	// shift puts `shift` empty positions in front of the sequence before it is
-	// cut into blocks, so blocks start at position -shift (LongLoRA's shifted groups).
-	shift int
 }
 
 func (s blockSpec) keysPerBlock() int { return (s.before + 1 + s.after) * s.size }
@@ -77,8 +74,8 @@ func windowSpec(window int, causal bool) blockSpec {
 // 32 took 4.0-4.3 ms and of 16, 4.6-6.4.
 const minWindowBlock = 64
 
-// numBlocks is the number of blocks covering n positions after the shift.
-func (s blockSpec) numBlocks(n int) int { return ceilDiv(n+s.shift, s.size) }
+// numBlocks is the number of blocks covering n positions.
+func (s blockSpec) numBlocks(n int) int { return ceilDiv(n, s.size) }
 
 // scoredPairs counts the score entries the block form computes per head.
 func (s blockSpec) scoredPairs(n int) int64 {
@@ -141,8 +138,8 @@ func (s blockSpec) positions(g *graph.Graph, n int) (query, key *graph.Node) {
 	row := graph.Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, s.size, 1), 3)
 	slot := graph.Iota(g, shapes.Make(dtypes.Int32, 1, 1, 1, 1, s.keysPerBlock()), 4)
 	start := graph.MulScalar(block, s.size)
-	query = graph.AddScalar(graph.Add(start, row), -s.shift)
-	key = graph.AddScalar(graph.Add(start, slot), -s.shift-s.before*s.size)
+	query = graph.Add(start, row)
+	key = graph.AddScalar(graph.Add(start, slot), -s.before*s.size)
 	return query, key
 }
 
@@ -153,13 +150,12 @@ func within(position *graph.Node, n int) *graph.Node {
 		graph.LessThan(position, graph.Scalar(g, dtypes.Int32, n)))
 }
 
-// toBlocks pads the sequence axis (shift in front, zeros at the end) and cuts
-// it into blocks: [B, H, n, d] -> [B, H, numBlocks, size, d].
+// toBlocks pads the sequence axis with zeros at the end and cuts it into blocks: [B, H, n, d] -> [B, H, numBlocks, size, d].
 func toBlocks(x *graph.Node, spec blockSpec) *graph.Node {
 	dims := x.Shape().Dimensions
 	n := dims[2]
 	padded := spec.numBlocks(n) * spec.size
-	x = padSeq(x, 2, spec.shift, padded-n-spec.shift)
+	x = padSeq(x, 2, 0, padded-n)
 	return graph.Reshape(x, dims[0], dims[1], spec.numBlocks(n), spec.size, dims[3])
 }
 
@@ -209,14 +205,14 @@ func (b *blocked) weigh(weights *graph.Node) *graph.Node {
 	} else {
 		out = valueProducts(weights, b.values)
 	}
-	return fromBlocks(out, b.spec, b.n)
+	return fromBlocks(out, b.n)
 }
 
 // fromBlocks undoes toBlocks: [B, H, nb, size, d] -> [B, H, n, d].
-func fromBlocks(x *graph.Node, spec blockSpec, n int) *graph.Node {
+func fromBlocks(x *graph.Node, n int) *graph.Node {
 	dims := x.Shape().Dimensions
 	seq := graph.Reshape(x, dims[0], dims[1], dims[2]*dims[3], dims[4])
-	return graph.SliceAxis(seq, 2, graph.AxisRange(spec.shift, spec.shift+n))
+	return graph.SliceAxis(seq, 2, graph.AxisRange(0, n))
 }
 
 // attend is plain softmax attention over the block form.

@@ -295,7 +295,7 @@ func TestAttendBlocksMatchesAutodiff(t *testing.T) {
 				written := func(q, k, v *graph.Node) *graph.Node { return form(q, k, v).attend(drop(q.Graph())) }
 				autodiff := func(q, k, v *graph.Node) *graph.Node {
 					b := form(q, k, v)
-					return fromBlocks(plainValueProducts(drop(q.Graph()).apply(softmaxWithin(b.scores(), b.mask)), b.values), b.spec, b.n)
+					return fromBlocks(plainValueProducts(drop(q.Graph()).apply(softmaxWithin(b.scores(), b.mask)), b.values), b.n)
 				}
 				compareShapes(t, 2, 3, 29, 29, 4, written, autodiff)
 			})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ecpi-dev/ecpi/option"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 )
 
@@ -17,10 +18,12 @@ import (
 // No wrap-around: LongLoRA's rolled variant lets the last group see the first
 // tokens, which leaks the future in a causal model.
 //
-// Block form: one G x G causal block per group; the shifted heads use the same
-// blocks on the sequence padded with G/2 empty positions in front.
-// Cost: G·n scores per head (plus one group for the shifted heads' padding);
-// with G = 2h it equals ECP's.
+// Block form: ECP's, for every head at once. Blocks of G/2 positions each
+// score themselves and the block before, and any group, shifted or not, is
+// two such blocks, so a query's group-mates all lie in those 2·(G/2) keys;
+// a mask with a head axis keeps each head's own group. One block form serves
+// both kinds of heads, with no padding for the shifted ones.
+// Cost: G·n scores per head, ECP's at G = 2h.
 type S2 struct {
 	Group int // G
 	Heads int // H, to know which heads are shifted
@@ -31,39 +34,29 @@ func (s S2) PerHead() bool { return true }
 
 func (s S2) shifted(head int) bool { return head >= s.Heads/2 }
 
-func (s S2) Allows(head, query, key int) bool {
-	if key > query {
-		return false
-	}
+// shift is where head's groups start: G/2 before the plain ones for the shifted heads.
+func (s S2) shift(head int) int {
 	if s.shifted(head) {
-		half := s.Group / 2
-		return (key+half)/s.Group == (query+half)/s.Group
+		return s.Group / 2
 	}
-	return key/s.Group == query/s.Group
+	return 0
 }
 
-func (s S2) plainSpec() blockSpec   { return blockSpec{size: s.Group} }
-func (s S2) shiftedSpec() blockSpec { return blockSpec{size: s.Group, shift: s.Group / 2} }
-
-// ScoredPairs counts per head, averaged over the two kinds of heads.
-func (s S2) ScoredPairs(n int) int64 {
-	return s.overHeads(s.plainSpec().scoredPairs(n), s.shiftedSpec().scoredPairs(n))
+func (s S2) Allows(head, query, key int) bool {
+	shift := s.shift(head)
+	return key <= query && (key+shift)/s.Group == (query+shift)/s.Group
 }
+
+func (s S2) spec() blockSpec { return blockSpec{size: s.Group / 2, before: 1} }
+
+func (s S2) ScoredPairs(n int) int64 { return s.spec().scoredPairs(n) }
 
 // AllowedPairs: causal pairs within each group, averaged over the two kinds of heads.
 func (s S2) AllowedPairs(heads, n int) int64 {
-	plain := groupPairs(n, s.Group, 0)
-	shifted := groupPairs(n, s.Group, s.Group/2)
-	return s.overHeads(plain, shifted)
-}
-
-// overHeads averages a count of the plain heads (the first half) and one of
-// the shifted heads over all heads.
-func (s S2) overHeads(plain, shifted int64) int64 {
 	var m exactMean
 	plainHeads := int64(s.Heads / 2)
-	m.add(plain, plainHeads)
-	m.add(shifted, int64(s.Heads)-plainHeads)
+	m.add(groupPairs(n, s.Group, 0), plainHeads)
+	m.add(groupPairs(n, s.Group, s.Group/2), int64(s.Heads)-plainHeads)
 	return m.mean()
 }
 
@@ -75,25 +68,21 @@ func groupPairs(n, size, shift int) int64 {
 	return causalPairs(first) + int64(rest/size)*causalPairs(size) + causalPairs(rest%size)
 }
 
-func (s S2) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
-	plainHeads := s.Heads / 2
-	var outputs []*graph.Node
-	if plainHeads > 0 {
-		outputs = append(outputs, s.attendHeads(q, k, v, 0, plainHeads, s.plainSpec(), drop))
+// mask is K(i) for every head: query and key positions come with a head axis
+// of 1, and the result has one of H.
+func (s S2) mask(query, key *graph.Node) *graph.Node {
+	g := query.Graph()
+	head := graph.Iota(g, shapeInt32(1, s.Heads, 1, 1, 1), 1)
+	shift := graph.MulScalar(graph.ConvertDType(graph.GreaterOrEqual(head, int32Scalar(g, s.Heads/2)), dtypes.Int32), s.Group/2)
+	group := func(position *graph.Node) *graph.Node {
+		return graph.Div(graph.Add(position, shift), int32Scalar(g, s.Group))
 	}
-	outputs = append(outputs, s.attendHeads(q, k, v, plainHeads, s.Heads, s.shiftedSpec(), drop))
-	if len(outputs) == 1 {
-		return outputs[0]
-	}
-	return graph.Concatenate(outputs, 1)
+	// Padding keys sit at negative positions, where Div truncates towards zero; the block form masks them.
+	return graph.LogicalAnd(graph.LessOrEqual(key, query), graph.Equal(group(key), group(query)))
 }
 
-// attendHeads runs one kind of head (plain or shifted) on heads [from, to):
-// within a block every earlier position of the group is allowed.
-func (s S2) attendHeads(q, k, v *graph.Node, from, to int, spec blockSpec, drop Dropout) *graph.Node {
-	pick := func(x *graph.Node) *graph.Node { return graph.SliceAxis(x, 1, graph.AxisRange(from, to)) }
-	causal := func(query, key *graph.Node) *graph.Node { return graph.LessOrEqual(key, query) }
-	return blockForm(pick(q), pick(k), pick(v), spec, causal).attend(drop)
+func (s S2) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
+	return blockForm(q, k, v, s.spec(), s.mask).attend(drop)
 }
 
 // s2Options are the S2 family's own options.

@@ -111,12 +111,12 @@ func (s strided) positions(queryRow, keyRow *graph.Node, heads int) (query, key 
 func (b *blocked) perQuery(x *graph.Node) *graph.Node {
 	dims := x.Shape().Dimensions
 	x = graph.Reshape(x, dims[0], dims[1], dims[2]*dims[3], dims[4])
-	return graph.SliceAxis(x, 2, graph.AxisRange(b.spec.shift, b.spec.shift+b.n))
+	return graph.SliceAxis(x, 2, graph.AxisRange(0, b.n))
 }
 
 // fromPerQuery is the inverse of perQuery (padding rows get 0).
 func (b *blocked) fromPerQuery(x *graph.Node) *graph.Node {
 	dims := b.scoreDims()
-	x = padSeq(x, 2, b.spec.shift, dims[2]*dims[3]-x.Shape().Dim(2)-b.spec.shift)
+	x = padSeq(x, 2, 0, dims[2]*dims[3]-x.Shape().Dim(2))
 	return graph.Reshape(x, dims[0], dims[1], dims[2], dims[3], x.Shape().Dim(3))
 }

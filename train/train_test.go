@@ -24,6 +24,15 @@ var (
 	homeErr  error
 )
 
+// TestMain removes the shared home that home made, which outlives every test's own TempDir.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testHome != "" {
+		os.RemoveAll(testHome)
+	}
+	os.Exit(code)
+}
+
 // home prepares the opticks corpus (it ships with the Go toolchain, no
 // network) in a temporary ECPI_HOME shared by the package's tests.
 func home(t testing.TB) string {

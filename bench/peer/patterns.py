@@ -293,30 +293,56 @@ class ECP(_OneBlockForm):
 
 
 class S2(Pattern):
-    """LongLoRA S2: groups of G, heads >= H/2 in groups shifted by G/2 (no wrap-around)."""
+    """LongLoRA S2: groups of G, heads >= H/2 in groups shifted by G/2 (no wrap-around).
+
+    impl "matmul"/"sdpa" is ecpi's block form: ECP's blocks of G/2, each with
+    the block before, for every head at once, and a mask with a head axis
+    keeping each head's own group. impl "groups" is the form ecpi used before
+    (one G x G causal block per group, the shifted heads padded by G/2 in
+    front), kept so that PyTorch's best includes whichever form suits it."""
 
     name = "s2"
-    impls = IMPLS
+    impls = IMPLS + ("groups",)
 
     def __init__(self, group, heads):
         self.group, self.heads = group, heads
 
-    def _spec(self, shifted):
+    def spec(self):
+        return BlockSpec(self.group // 2, before=1)
+
+    def _shifts(self):
+        """G/2 for the shifted heads, 0 for the plain ones: [H, 1, 1, 1]."""
+        return torch.tensor([self.group // 2 if h >= self.heads // 2 else 0 for h in range(self.heads)]).view(-1, 1, 1, 1)
+
+    def _bias(self, n):
+        def build():
+            query, key = self.spec().positions(n)
+            shift = self._shifts()
+            same = torch.div(key + shift, self.group, rounding_mode="floor") == torch.div(query + shift, self.group, rounding_mode="floor")
+            return bias_of(within(query, n) & within(key, n) & (key <= query) & same)
+        return cached(("s2", self.group, self.heads, n), build)
+
+    def attend(self, q, k, v, drop=0.0, impl="matmul", alpha=None):
+        if impl == "groups":
+            return self._attend_groups(q, k, v, drop)
+        return Blocked(q, k, v, self.spec(), self._bias(q.shape[2])).attend(drop, impl)
+
+    def _group_spec(self, shifted):
         return BlockSpec(self.group, shift=self.group // 2 if shifted else 0)
 
-    def _bias(self, spec, n):
+    def _group_bias(self, spec, n):
         def build():
             query, key = spec.positions(n)
             return bias_of(within(query, n) & within(key, n) & (key <= query))
-        return cached(("s2", self.group, spec.shift, n), build)
+        return cached(("s2 groups", self.group, spec.shift, n), build)
 
-    def attend(self, q, k, v, drop=0.0, impl="matmul", alpha=None):
+    def _attend_groups(self, q, k, v, drop):
         n, plain = q.shape[2], self.heads // 2
         outs = []
         for lo, hi, shifted in ((0, plain, False), (plain, self.heads, True)):
             if hi > lo:
-                spec = self._spec(shifted)
-                outs.append(Blocked(q[:, lo:hi], k[:, lo:hi], v[:, lo:hi], spec, self._bias(spec, n)).attend(drop, impl))
+                spec = self._group_spec(shifted)
+                outs.append(Blocked(q[:, lo:hi], k[:, lo:hi], v[:, lo:hi], spec, self._group_bias(spec, n)).attend(drop))
         return outs[0] if len(outs) == 1 else torch.cat(outs, dim=1)
 
     def allows(self, heads, n):
@@ -327,9 +353,7 @@ class S2(Pattern):
         return torch.stack([plain if h < heads // 2 else shifted for h in range(heads)])
 
     def scored_pairs(self, n):
-        plain = self.heads // 2
-        total = plain * self._spec(False).scored_pairs(n) + (self.heads - plain) * self._spec(True).scored_pairs(n)
-        return total // self.heads
+        return self.spec().scored_pairs(n)
 
 
 # ---------------------------------------------------------------------------

@@ -31,7 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ATTENTION_VARIANTS = ("full", "local", "ecp", "s2", "pi", "longformer", "bigbird")
 FAMILIES = ("ecp", "local", "pi", "full")
-ATTENTION_FORMS = {"quick": "matmul:eager,sdpa:eager", "full": "matmul:eager,sdpa:eager,matmul:compile"}
+# groups: S2's own group form (bench/peer/patterns.py S2), which only that variant has.
+ATTENTION_FORMS = {"quick": "matmul:eager,sdpa:eager,groups:eager",
+                   "full": "matmul:eager,sdpa:eager,matmul:compile,groups:eager,groups:compile"}
 TRAIN_MODES = {"quick": "eager", "full": "eager,compile"}
 
 
@@ -141,8 +143,9 @@ def run_side(r, a, key, side):
                "--json", f"backend={which}"]
     elif work == "attention":
         forms = a.attention_forms.split(",")
-        impls = ",".join(sorted({f.split(":")[0] for f in forms}))
-        modes = ",".join(sorted({f.split(":")[1] for f in forms}))
+        # In order of first mention: the process measures matmul:eager first, whose peak memory it reports.
+        impls = ",".join(dict.fromkeys(f.split(":")[0] for f in forms))
+        modes = ",".join(dict.fromkeys(f.split(":")[1] for f in forms))
         cmd = peer_cmd(a, "attention", f"--variant={what}", f"--n={size}", f"--runs={a.runs}", f"--window={a.window}",
                        f"--threads={which}", f"--impls={impls}", f"--modes={modes}")
     elif kind == "ecpi":
@@ -411,7 +414,8 @@ def report(a, cells, peaks, meta, records=()):
         out.append(f"**Attention layer, forward+backward** (B=2, H=4, dh=32, window {a.window}; ms, median of "
                    f"{a.runs} runs after a warm-up, then median over rounds). ratio = PyTorch best / ecpi best "
                    "(≥ 1.0: ecpi at least as fast). PyTorch best = fastest of "
-                   f"{a.attention_forms.replace(',', ', ')} at {', '.join(map(str, a.threads))} thread(s). "
+                   f"{a.attention_forms.replace(',', ', ')} at {', '.join(map(str, a.threads))} thread(s) "
+                   "(groups: S2's G×G group form, which ecpi computed until 2026-12-03). "
                    "Peak MB: max RSS growth during the measurement (ecpi: the process's max RSS minus that of a tiny "
                    "run on the same backend; PyTorch: the matmul form's eager run, `ru_maxrss` delta).")
         out.append("")
