@@ -19,7 +19,8 @@ import (
 // made to depend on the band before (after), which lets one buffer serve band
 // after band: peak resident memory 390, 650 and 1328 MB at n = 2048, 4096,
 // 8192 (`ecpi bench attention variants=full memory=true`, XLA CPU,
-// 2026-12-01; compiled code included), and n = 8192 runs 4x faster.
+// 2026-12-01, tiles of 256; compiled code included), and n = 8192 runs 4x
+// faster.
 //
 // Queries [B, H, nq, d] sit at positions queryStart, queryStart+1, ...; keys
 // and values [B, H, nk, d] at 0, 1, .... Causal attention lets a query see the
@@ -51,11 +52,26 @@ import (
 // keys are all masked so far keeps exp(score - maximum) finite.
 const maskedScore = -1e30
 
-// DenseTile is the tile size of the tiled dense attention: large enough for
-// the matrix products to run near the machine's peak, small enough that one
-// band of scores, [B, H, n/tile, tile, tile], stays a few tiles' worth of n·d.
-// The memory a tiled layer holds grows as its query rows times DenseTile.
-const DenseTile = 256
+// DenseTile is the tile size of the tiled dense attention on XLA, and
+// DenseTileGo on GoMLX's Go backend: large enough for the matrix products to
+// run near the machine's peak, small enough that one band of scores,
+// [B, H, n/tile, tile, tile], stays a few tiles' worth of n·d. The memory a
+// tiled layer holds grows as its query rows times the tile.
+//
+// XLA compiles every band's kernels apart, so its compile time grows with
+// the number of bands, 2n/tile. One layer, forward+backward, B = 2, H = 4,
+// d = 32, Intel Xeon, 2026-12-03, 5 interleaved rounds (medians): tiles of
+// 512 against 256 took 49 against 68 ms at n = 1024, 131 against 128 at 2048,
+// 444 against 445 at 4096 and 1738 against 1917 at 8192, and compiled in
+// 0.8-0.9 against 1.6-3.2 s at n = 1024 and 3.9-5.5 against 11-14 s at 8192;
+// the process's peak at 8192, compile included, was 1056 against 1947 MB.
+// Tiles of 1024 were slower (73-74 ms at n = 1024). The Go backend keeps 256:
+// its memory was made linear at that size, and train's memory estimate is
+// fitted to it.
+const (
+	DenseTile   = 512
+	DenseTileGo = 256
+)
 
 // tiling describes one tiled attention.
 type tiling struct {
@@ -302,7 +318,12 @@ func addTiles(acc, update *graph.Node, from, to int) *graph.Node {
 // a backward pass that recomputes the weights: no n x n tensor in either.
 // q: [B, H, nq, d] at positions queryStart...; k, v: [B, H, nk, d].
 func TiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout) *graph.Node {
-	return tiledAttention(q, k, v, queryStart, causal, drop, DenseTile, onGoBackend(q.Graph()))
+	goBackend := onGoBackend(q.Graph())
+	tile := DenseTile
+	if goBackend {
+		tile = DenseTileGo
+	}
+	return tiledAttention(q, k, v, queryStart, causal, drop, tile, goBackend)
 }
 
 func tiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout, tile int, goBackend bool) *graph.Node {

@@ -44,7 +44,7 @@ func estimateMemory(cfg models.Config, batch int, training bool) memoryNeed {
 		n := float64(layer.SeqLen)
 		scores, perScore := float64(layer.Pattern.ScoredPairs(layer.SeqLen)), float64(scoreBytes)
 		if p, ok := layer.Pattern.(models.Recomputing); ok && p.RecomputesScores() {
-			scores, perScore = min(scores, n*models.DenseTile), recomputeBytes
+			scores, perScore = min(scores, n*models.DenseTileGo), recomputeBytes
 		}
 		activations += b * (n*d*tokenBytes*(10+2*ff) + float64(r.Heads)*scores*perScore)
 	}
