@@ -414,9 +414,9 @@ def report(a, cells, peaks, meta, records=()):
         out.append(f"**Attention layer, forward+backward** (B=2, H=4, dh=32, window {a.window}; ms, median of "
                    f"{a.runs} runs after a warm-up, then median over rounds). ratio = PyTorch best / ecpi best "
                    "(≥ 1.0: ecpi at least as fast). PyTorch best = fastest of "
-                   f"{a.attention_forms.replace(',', ', ')} at {', '.join(map(str, a.threads))} thread(s) "
-                   "(groups: S2's G×G group form, which ecpi computed until 2026-12-03). "
-                   "Peak MB: max RSS growth during the measurement (ecpi: the process's max RSS minus that of a tiny "
+                   f"{a.attention_forms.replace(',', ', ')} at {', '.join(map(str, a.threads))} thread(s)"
+                   + (" (groups: S2's G×G group form, which ecpi computed until 2026-12-03). " if "groups" in a.attention_forms else ". ")
+                   + "Peak MB: max RSS growth during the measurement (ecpi: the process's max RSS minus that of a tiny "
                    "run on the same backend; PyTorch: the matmul form's eager run, `ru_maxrss` delta).")
         out.append("")
         cols = [f"ecpi {b}" for b in a.backends]
