@@ -150,7 +150,8 @@ func within(position *graph.Node, n int) *graph.Node {
 		graph.LessThan(position, graph.Scalar(g, dtypes.Int32, n)))
 }
 
-// toBlocks pads the sequence axis with zeros at the end and cuts it into blocks: [B, H, n, d] -> [B, H, numBlocks, size, d].
+// toBlocks pads the sequence axis with zeros at the end and cuts it into
+// blocks: [B, H, n, d] -> [B, H, numBlocks, size, d].
 func toBlocks(x *graph.Node, spec blockSpec) *graph.Node {
 	dims := x.Shape().Dimensions
 	n := dims[2]

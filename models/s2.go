@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ecpi-dev/ecpi/option"
-	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 )
 
@@ -69,11 +68,15 @@ func groupPairs(n, size, shift int) int64 {
 }
 
 // mask is K(i) for every head: query and key positions come with a head axis
-// of 1, and the result has one of H.
+// of 1, and the result has one of H. The per-head shifts come from shift, the
+// rule Allows states.
 func (s S2) mask(query, key *graph.Node) *graph.Node {
 	g := query.Graph()
-	head := graph.Iota(g, shapeInt32(1, s.Heads, 1, 1, 1), 1)
-	shift := graph.MulScalar(graph.ConvertDType(graph.GreaterOrEqual(head, int32Scalar(g, s.Heads/2)), dtypes.Int32), s.Group/2)
+	shifts := make([]int32, s.Heads)
+	for head := range shifts {
+		shifts[head] = int32(s.shift(head))
+	}
+	shift := graph.Reshape(graph.Const(g, shifts), 1, s.Heads, 1, 1, 1)
 	group := func(position *graph.Node) *graph.Node {
 		return graph.Div(graph.Add(position, shift), int32Scalar(g, s.Group))
 	}
