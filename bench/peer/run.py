@@ -399,6 +399,19 @@ def compile_times(records):
     return {k: (median(v), min(v), max(v)) for k, v in firsts.items()}
 
 
+def memory_measured_by(records):
+    """Which PyTorch attention form each process's memory comes from: its first
+    measurement, as the records say (older runs measured another form first)."""
+    forms = sorted({f"{x['impl']}:{'compile' if x['compile'] else 'eager'}"
+                    for rec in records for x in rec.get("results") or []
+                    if x.get("work") == "attention" and x.get("memory") == "ru_maxrss delta"})
+    if len(forms) == 1:
+        return f"the {forms[0]} form, each process's first measurement"
+    if forms:
+        return f"each process's first measurement ({', '.join(forms)})"
+    return "each process's first measurement"
+
+
 def report(a, cells, peaks, meta, records=()):
     """The Markdown tables and the target marks; returns (text, summary dict)."""
     out, targets = [], []
@@ -417,7 +430,7 @@ def report(a, cells, peaks, meta, records=()):
                    f"{a.attention_forms.replace(',', ', ')} at {', '.join(map(str, a.threads))} thread(s)"
                    + (" (groups: S2's G×G group form, which ecpi computed until 2026-12-03). " if "groups" in a.attention_forms else ". ")
                    + "Peak MB: max RSS growth during the measurement (ecpi: the process's max RSS minus that of a tiny "
-                   "run on the same backend; PyTorch: the matmul form's eager run, `ru_maxrss` delta).")
+                   f"run on the same backend; PyTorch: {memory_measured_by(records)}, `ru_maxrss` delta).")
         out.append("")
         cols = [f"ecpi {b}" for b in a.backends]
         out.append("| variant | n | " + " | ".join(cols) + " | PyTorch best (form, threads) | PyTorch 1t / 2t best | ratio | ≥ 1.0 | peak MB ecpi " + " / ".join(a.backends) + " / PyTorch |")
