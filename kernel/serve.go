@@ -125,7 +125,8 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) (quit bool) {
 	start := time.Now()
 	err := repl.ExecuteEvents(r.Context(), s.session, req.Line, send)
 	if err != nil && !errors.Is(err, repl.ErrQuit) {
-		send(nb.Event{Error: err.Error()})
+		// Printable: the cell prints it, and notebooks render the escape sequences in a cell's output.
+		send(nb.Event{Error: repl.OneLine(err)})
 	}
 	send(nb.Event{Done: &nb.Done{Seconds: time.Since(start).Seconds()}})
 	return errors.Is(err, repl.ErrQuit)

@@ -100,6 +100,7 @@ func show(stream interface{ Read([]byte) (int, error) }, quiet bool) ([]Result, 
 		case e.Result != nil:
 			results = append(results, *e.Result)
 		case e.Error != "":
+			// The server sends it Printable (repl.OneLine), so Must can print it as it is.
 			return results, errors.New(e.Error)
 		case e.Done != nil:
 			return results, nil

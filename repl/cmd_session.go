@@ -243,7 +243,7 @@ func (st Status) Text() string {
 		if !ok {
 			value = "(not set)"
 		}
-		fmt.Fprintf(&b, "%-11s %s\n", key, value)
+		fmt.Fprintf(&b, "%-11s %s\n", key, Printable(value)) // set takes any text
 	}
 	var others []string
 	for _, key := range slices.Sorted(maps.Keys(st.Settings)) {
@@ -252,7 +252,7 @@ func (st Status) Text() string {
 		}
 	}
 	if len(others) > 0 {
-		fmt.Fprintf(&b, "%-11s %s\n", "settings", strings.Join(others, " "))
+		fmt.Fprintf(&b, "%-11s %s\n", "settings", Printable(strings.Join(others, " ")))
 	}
 	if len(st.Results) == 0 {
 		b.WriteString("no results yet")
@@ -345,7 +345,7 @@ func runSet(c *Call) error {
 	for _, name := range slices.Sorted(maps.Keys(typed)) {
 		parts = append(parts, name+"="+typed[name])
 	}
-	c.Printf("set %s\n", strings.Join(parts, " "))
+	c.Printf("set %s\n", Printable(strings.Join(parts, " "))) // AnyOption: the values are any text
 	return nil
 }
 

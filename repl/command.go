@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/ecpi-dev/ecpi/nb"
@@ -372,9 +374,9 @@ func firstLine(s string) string {
 // (a 2 MB line) stays readable.
 const maxErrorLength = 400
 
-// OneLine is an error's message as one line of at most maxErrorLength
-// characters: the lines of a multi-line message (joined errors, a backend's
-// report) are joined with "; ".
+// OneLine is an error's message as one line of at most maxErrorLength bytes,
+// made Printable: the lines of a multi-line message (joined errors, a
+// backend's report) are joined with "; ".
 func OneLine(err error) string {
 	var parts []string
 	for _, line := range strings.Split(err.Error(), "\n") {
@@ -382,15 +384,41 @@ func OneLine(err error) string {
 			parts = append(parts, line)
 		}
 	}
-	msg := strings.Join(parts, "; ")
-	if len(msg) > maxErrorLength {
-		cut := maxErrorLength
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
+	return printableCut(strings.Join(parts, "; "), maxErrorLength)
+}
+
+// Printable is s with every control character (C0, DEL, C1) and every byte
+// that is not UTF-8 written as an escape (\x1b, \u009b, \xff), and a tab as
+// a space. Messages quote what was typed, piped or read, and a terminal obeys
+// what it is sent: a quoted ESC ] 2 ; … BEL would retitle it, ESC [ 31 m
+// recolour it, U+009B (CSI) do the same where 8-bit controls are on.
+// Backslashes are left alone, so Printable text passes through unchanged.
+func Printable(s string) string { return printableCut(s, math.MaxInt) }
+
+// printableCut is Printable(s) cut to at most limit bytes followed by "…",
+// never inside an escape or a character.
+func printableCut(s string, limit int) string {
+	var out strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		shown := s[i : i+size]
+		switch {
+		case r == utf8.RuneError && size == 1:
+			shown = fmt.Sprintf(`\x%02x`, s[i])
+		case r == '\t':
+			shown = " "
+		case unicode.IsControl(r) && r < utf8.RuneSelf:
+			shown = fmt.Sprintf(`\x%02x`, r)
+		case unicode.IsControl(r):
+			shown = fmt.Sprintf(`\u%04x`, r)
 		}
-		msg = msg[:cut] + "…"
+		if out.Len()+len(shown) > limit {
+			return out.String() + "…"
+		}
+		out.WriteString(shown)
+		i += size
 	}
-	return msg
+	return out.String()
 }
 
 // oneLineError is what ExecuteWords returns: the error, read as one line, and

@@ -104,9 +104,9 @@ func runPrompt(ctx context.Context, s *Session, tty *os.File, out, errOut io.Wri
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, context.Canceled):
-			fmt.Fprintf(errOut, "interrupted: %v\n", err)
+			fmt.Fprintf(errOut, "interrupted: %s\n", OneLine(err))
 		case err != nil:
-			fmt.Fprintf(errOut, "error: %v\n", err)
+			fmt.Fprintf(errOut, "error: %s\n", OneLine(err))
 		}
 	}
 }

@@ -82,14 +82,9 @@ func readLine(r *bufio.Reader) (string, error) {
 	}
 }
 
-// quoteLine shows a script line in a message, cut to a readable length.
-func quoteLine(line string) string {
-	const show = 60
-	if len(line) <= show {
-		return line
-	}
-	return strings.ToValidUTF8(line[:show], "") + "…"
-}
+// quoteLine shows a script line in a message, Printable and cut to a
+// readable length.
+func quoteLine(line string) string { return printableCut(line, 60) }
 
 // ReportedError is an error RunScript has already written on its error output.
 type ReportedError struct{ Err error }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/ecpi-dev/ecpi/repl"
 )
 
 // A fatal error of the Go runtime cannot be recovered from: out of memory
@@ -132,7 +134,7 @@ func exitCode(err error, report, file string) int {
 	case strings.Contains(report, "out of memory"):
 		fmt.Fprintf(os.Stderr, "ecpi: out of memory: the Go backend could not allocate what the model needs; lower batch= or n= (report: %s)\n", file)
 	case report != "":
-		fmt.Fprintf(os.Stderr, "ecpi: crashed: %s (report: %s)\n", report, file)
+		fmt.Fprintf(os.Stderr, "ecpi: crashed: %s (report: %s)\n", repl.Printable(report), file)
 	case exit != nil && !exit.Exited():
 		status := exit.Sys().(syscall.WaitStatus)
 		if status.Signal() == syscall.SIGKILL {
