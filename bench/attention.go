@@ -112,6 +112,7 @@ type timing struct{ ms, compileMS float64 }
 // and returns the median wall time of o.Runs executions after one warm-up.
 func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (timing, error) {
 	exec, err := graph.NewExec(o.Backend, func(q, k, v *graph.Node) *graph.Node {
+		defer models.RaiseAsError()
 		out := pattern.Attend(q, k, v, models.Dropout{})
 		loss := graph.ReduceAllSum(graph.Mul(out, out))
 		// One scalar that depends on every gradient: reading it waits for the

@@ -184,7 +184,7 @@ func mustFamily(name string) *Family {
 			return f
 		}
 	}
-	panic(fmt.Sprintf("models: no family %q", name))
+	panic(fmt.Errorf("models: no family %q", name))
 }
 
 // HeadlineFamilies are the families `compare` trains when none are named.

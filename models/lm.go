@@ -88,7 +88,7 @@ func (m *Model) Logits(scope *model.Scope, tokens *graph.Node) *graph.Node {
 func (m *Model) Trunk(scope *model.Scope, tokens *graph.Node) *graph.Node {
 	c := m.Config
 	if tokens.Shape().Dim(1) != c.SeqLen {
-		panic(fmt.Sprintf("model %s expects sequences of n=%d tokens, got %d", c.Model, c.SeqLen, tokens.Shape().Dim(1)))
+		panic(fmt.Errorf("model %s expects sequences of n=%d tokens, got %d", c.Model, c.SeqLen, tokens.Shape().Dim(1)))
 	}
 	x := embed(scope.In("embed"), tokens, c.Vocab, c.Dim)
 	for i := range m.layers {

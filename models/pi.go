@@ -171,7 +171,7 @@ func (p Pi) AttendGated(q, k, v, alpha *graph.Node, drop Dropout) *graph.Node {
 		skipPart.rows, skipPart.bias = skipRows, graph.Log(skipPrior)
 		return jointAttention([]attentionPart{localPart, skipPart})
 	default:
-		panic(fmt.Sprintf("pi: unknown fusion %q (want %q or %q)", p.Fusion, FusionPrior, FusionMix))
+		panic(fmt.Errorf("pi: unknown fusion %q (want %q or %q)", p.Fusion, FusionPrior, FusionMix))
 	}
 	localWeights, skipWeights = drop.apply(localWeights), drop.salted(1).apply(skipWeights)
 	return graph.Add(local.weigh(localWeights), view.output(skip, skipWeights, n))

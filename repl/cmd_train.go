@@ -40,17 +40,11 @@ func init() {
 	Register(&Command{
 		Name:    "resume",
 		Summary: "continue a run from its last checkpoint, exactly as if it had not stopped",
-		Options: []Option{
-			{Name: "run", Help: "run folder or checkpoint (default: the session's checkpoint)"},
-			checkpointOption,
-			IntOption("steps", "", "total steps to reach (default: the run's)", option.AtLeast(1)),
-			IntOption("eval_every", "", "evaluate and checkpoint every this many steps", option.AtLeast(0)),
-			IntOption("eval_batches", "", "validation batches per evaluation (0: all)", option.AtLeast(0)),
-			IntOption("keep", "", "checkpoints kept", option.AtLeast(1)),
-			refuseOtherFamily,
-			BackendOption,
-		},
-		Run: runResume,
+		Details: "steps= (the total to reach), eval_every=, eval_batches=, protocol=, keep=, backend= and devices=\n" +
+			"may change; any other training or model option may be given only with the value the run was saved\n" +
+			"with, so a run's own train line with `resume` in place of `train` continues it.",
+		Options: resumeOptions(),
+		Run:     runResume,
 	})
 	Register(&Command{
 		Name:    "eval",
@@ -200,14 +194,32 @@ func checkpointPath(c *Call) (string, error) {
 	return "", Usagef("%s needs a model: train one first, or give checkpoint=PATH", c.Command.Name)
 }
 
+// resumeOptions are the run to resume, then every training and model option
+// with no default: train.Resume changes the run by the resumable ones and
+// refuses any other unless it repeats the value the run was saved with.
+func resumeOptions() []Option {
+	opts := []Option{{Name: "run", Help: "run folder or checkpoint (default: the session's checkpoint)"}, checkpointOption}
+	for _, o := range trainOptions() {
+		if o.Name == "run" {
+			continue
+		}
+		o.Default = ""
+		if !train.Resumable(o.Name) {
+			o.Help = "as the run was saved with: " + o.Help
+		}
+		opts = append(opts, o)
+	}
+	return opts
+}
+
 func runResume(c *Call) error {
 	path, err := checkpointPath(c)
 	if err != nil {
 		return err
 	}
 	overrides := map[string]string{}
-	for _, name := range []string{"steps", "eval_every", "eval_batches", "keep", "model", "backend"} {
-		if _, typed := c.given[name]; typed {
+	for name := range c.given {
+		if name != "run" && name != "checkpoint" {
 			overrides[name] = c.String(name)
 		}
 	}

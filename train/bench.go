@@ -168,7 +168,10 @@ func benchGenerateOne(ctx context.Context, choice *xla.Choice, cfg models.Config
 	tokens = max(1, min(tokens, n-prompt))
 	r := &GenerateResult{Family: cfg.Model, N: n, Backend: choice.Name}
 
-	recompute, err := model.NewExec(choice.Backend, store, func(scope *model.Scope, tokens *graph.Node) *graph.Node { return m.Logits(scope, tokens) })
+	recompute, err := model.NewExec(choice.Backend, store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
+		defer models.RaiseAsError()
+		return m.Logits(scope, tokens)
+	})
 	if err != nil {
 		return nil, err
 	}

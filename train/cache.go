@@ -14,7 +14,7 @@ import (
 
 // The run cache lets a long experiment (a notebook's full mode, a sweep) be
 // run again without training again: with reuse=true a run lives in
-// $ECPI_HOME/runs/cache/<model>-<data>-<key>, where the key hashes every option
+// $ECPI_HOME/runs/cache/<model>-<data>-<key> ($ECPI_RUNS/cache/... when set), where the key hashes every option
 // that changes what is trained (not where it runs: backend, devices, the run
 // folder). A finished run leaves its result there and is returned as it is;
 // an interrupted one is resumed from its last checkpoint.
@@ -43,7 +43,7 @@ func cacheDir(o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(o.Home, "runs", "cache", fmt.Sprintf("%s-%s-%s", o.Model.Model, o.Data, key)), nil
+	return filepath.Join(RunsDir(o.Home), "cache", fmt.Sprintf("%s-%s-%s", o.Model.Model, o.Data, key)), nil
 }
 
 // runCached is Run with reuse=true.

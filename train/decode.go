@@ -30,6 +30,7 @@ func NewDecoder(backend compute.Backend, store *model.Store, m *models.Model) (*
 	d := &Decoder{model: m}
 	var err error
 	d.prefill, err = model.NewExec(backend, store, func(scope *model.Scope, tokens *graph.Node) []*graph.Node {
+		defer models.RaiseAsError()
 		logits, caches := m.Prefill(scope, tokens)
 		return append([]*graph.Node{logits}, caches...)
 	})
@@ -37,6 +38,7 @@ func NewDecoder(backend compute.Backend, store *model.Store, m *models.Model) (*
 		return nil, err
 	}
 	d.step, err = model.NewExec(backend, store, func(scope *model.Scope, inputs []*graph.Node) []*graph.Node {
+		defer models.RaiseAsError()
 		logits, caches := m.DecodeStep(scope, inputs[0], inputs[1], inputs[2], inputs[3], inputs[4], inputs[5:])
 		return append([]*graph.Node{logits}, caches...)
 	})

@@ -30,12 +30,14 @@ func newEvaluator(ctx context.Context, backend *xla.Choice, store *model.Store, 
 	case *lmTask:
 		// (tokens [B,n], targets [B,n]) -> the loss of every scored position [B, n-start]
 		e.lmExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, targets *graph.Node) *graph.Node {
+			defer models.RaiseAsError()
 			logits := m.Logits(scope, tokens)
 			return tokenNLL(logits, graph.SliceAxis(targets, 1, graph.AxisRangeToEnd(m.LossStart())))
 		})
 	case *classTask:
 		// (tokens [B,n], labels [B], -1 for filler rows) -> (Σ nll, correct, count)
 		e.classExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, labels *graph.Node) (*graph.Node, *graph.Node, *graph.Node) {
+			defer models.RaiseAsError()
 			logits := m.ClassLogits(scope, tokens, t.classes)
 			valid := graph.GreaterOrEqual(labels, graph.ScalarZero(labels.Graph(), labels.DType()))
 			safe := graph.Where(valid, labels, graph.ZerosLike(labels))
@@ -49,6 +51,7 @@ func newEvaluator(ctx context.Context, backend *xla.Choice, store *model.Store, 
 		e.answerExec = model.MustNewExec(backend.Backend, store, answerGraph(m))
 	case *matchTask:
 		e.matchExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, pairs *graph.Node) *graph.Node {
+			defer models.RaiseAsError()
 			return t.embed(m, scope, pairs)
 		})
 	}

@@ -74,6 +74,7 @@ func newAttentionProbe(l *Loaded) (*attentionProbe, error) {
 	}}
 	var err error
 	probe.exec, err = model.NewExec(l.backend.Backend, l.store, func(scope *model.Scope, input *graph.Node) []*graph.Node {
+		defer models.RaiseAsError()
 		probe.layers, nodes = nil, nil
 		m.Trunk(scope, input)
 		return nodes

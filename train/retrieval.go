@@ -28,6 +28,9 @@ type retrievalTask struct {
 func (t *retrievalTask) kind() string { return TaskRetrieve }
 func (t *retrievalTask) vocab() int   { return t.voc }
 
+// inputLength is n: an example's n+1 tokens are n inputs and n targets.
+func (t *retrievalTask) inputLength() int { return t.n }
+
 func (t *retrievalTask) next() train.Batch {
 	inputs, targets, weights := answerBatch(t.nextPadded(), t.n)
 	return train.Batch{
@@ -73,6 +76,7 @@ func answerNLL(m *models.Model, logits, targets, weights *graph.Node) (nll, scor
 // weights) -> (Σ weight·nll, Σ weight, whole answers right, answers).
 func answerGraph(m *models.Model) func(scope *model.Scope, in []*graph.Node) []*graph.Node {
 	return func(scope *model.Scope, in []*graph.Node) []*graph.Node {
+		defer models.RaiseAsError()
 		tokens, targets, weights := in[0], in[1], in[2]
 		logits := m.Logits(scope, tokens)
 		nll, w := answerNLL(m, logits, targets, weights)
@@ -167,7 +171,7 @@ func Retrieval(ctx context.Context, o Options, distances []int, progress func(di
 		}
 	}
 	if o.RunDir == "" { // one folder per experiment; milliseconds keep back-to-back experiments apart
-		o.RunDir = filepath.Join(o.Home, "runs", fmt.Sprintf("retrieval-%s-%s-%s", o.Model.Model, o.Data, time.Now().Format("20060102-150405.000")))
+		o.RunDir = filepath.Join(RunsDir(o.Home), fmt.Sprintf("retrieval-%s-%s-%s", o.Model.Model, o.Data, time.Now().Format("20060102-150405.000")))
 	}
 	var out []*RetrievalResult
 	for _, d := range distances {

@@ -158,6 +158,7 @@ func positionGradients(cfg models.Config, depth int, values map[string]*tensors.
 		store.SetLoader(&loader{values: widened})
 	}
 	exec, err := model.NewExec(backend.Backend, store, func(scope *model.Scope, input *graph.Node) *graph.Node {
+		defer models.RaiseAsError()
 		g := input.Graph()
 		table := scope.At("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float32, cut.Vocab, cut.Dim))
 		rows := graph.Gather(table.NodeValue(g), graph.Reshape(input, n, 1)) // [n, d]: the input's embeddings

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/gomlx/gomlx/ml/model/initializer"
 	"github.com/gomlx/gomlx/ml/train"
 	"github.com/gomlx/gomlx/ml/train/optimizer"
 )
@@ -219,6 +221,10 @@ func savedOptions(m *Manifest) Options {
 // resumable are the options a resumed run may change.
 var resumable = []string{"steps", "eval_every", "eval_batches", "protocol", "keep", "backend", "devices"}
 
+// Resumable reports whether a resumed run may change option name; any other
+// option given to Resume must repeat the run's value.
+func Resumable(name string) bool { return slices.Contains(resumable, name) }
+
 // checkOverride applies an option given to resume: a resumable one changes
 // the run, any other must repeat what the run was saved with.
 func checkOverride(o *Options, m *Manifest, name, value string) error {
@@ -271,8 +277,14 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 		return nil, err
 	}
 	s.trainer = train.NewTrainer(choice.Backend, s.store,
-		func(scope *model.Scope, inputs []*graph.Node) *graph.Node { return t.predict(m, scope, inputs[0]) },
-		func(labels, predictions []*graph.Node) *graph.Node { return t.loss(m, labels, predictions) },
+		func(scope *model.Scope, inputs []*graph.Node) *graph.Node {
+			defer models.RaiseAsError()
+			return t.predict(m, scope, inputs[0])
+		},
+		func(labels, predictions []*graph.Node) *graph.Node {
+			defer models.RaiseAsError()
+			return t.loss(m, labels, predictions)
+		},
 		newAdamW(o), nil, nil)
 	if o.Accum > 1 {
 		if err := s.trainer.AccumulateGradients(o.Accum); err != nil {
@@ -360,7 +372,7 @@ func (s *session) claimNewRun() error {
 	if s.opts.RunDir == "" {
 		name := fmt.Sprintf("%s-%s-%s", s.model.Config.Model, s.opts.Data, time.Now().Format("20060102-150405"))
 		var err error
-		if s.dir, err = claimNewRunDir(filepath.Join(s.opts.Home, "runs", name)); err != nil {
+		if s.dir, err = claimNewRunDir(filepath.Join(RunsDir(s.opts.Home), name)); err != nil {
 			return err
 		}
 		s.opts.RunDir = s.dir.path
@@ -460,29 +472,52 @@ func (s *session) modelVariables() (map[string]shapes.Shape, error) {
 
 // declareStep builds a training step of the session's model into store and
 // compiles it on the Go backend, never running it: the store then holds every
-// variable the step creates, none of them with a value yet.
-func (s *session) declareStep(store *model.Store) (err error) {
+// variable the step creates, none of them with a value yet. The step reads one
+// row of the task's own input (a match task's image and caption), and with
+// accum > 1 it holds the accumulators the trainer adds (declareAccumulators).
+func (s *session) declareStep(store *model.Store) error {
 	goBackend, err := Backend("go")
 	if err != nil {
 		return err
 	}
 	exec, err := model.NewExec(goBackend.Backend, store, func(scope *model.Scope, tokens *graph.Node) *graph.Node {
-		scope.SetTraining(tokens.Graph(), true)
+		defer models.RaiseAsError()
+		g := tokens.Graph()
+		scope.SetTraining(g, true)
 		loss := graph.ReduceAllSum(graph.ConvertDType(s.task.predict(s.model, scope, tokens), dtypes.Float32))
-		newAdamW(s.opts).UpdateGraph(scope, tokens.Graph(), loss)
+		if s.opts.Accum > 1 {
+			declareAccumulators(scope, g)
+		}
+		newAdamW(s.opts).UpdateGraph(scope, g, loss)
 		return loss
 	})
 	if err != nil {
 		return err
 	}
+	// A graph function that fails returns its error from Compile (RaiseAsError),
+	// so Finalize has no compilation left to wait for.
 	defer exec.Finalize()
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("building the model's graph: %v", r)
+	if _, err := exec.Compile(shapes.Make(dtypes.Int32, 1, s.task.inputLength())); err != nil {
+		return fmt.Errorf("building the training graph of model %s for data %s: %w", s.model.Config.Model, s.opts.Data, err)
+	}
+	return nil
+}
+
+// declareAccumulators declares the gradient accumulators that GoMLX's trainer
+// keeps with accum > 1: one zero variable per trainable variable of the step,
+// at the same path under train.AccumulatedGradientsScope. They are part of a
+// checkpoint, so without them no command could open one of such a run.
+func declareAccumulators(scope *model.Scope, g *graph.Graph) {
+	var trainable []*model.Variable
+	for v := range scope.IterVariables() {
+		if v.Trainable && v.InUseByGraph(g) {
+			trainable = append(trainable, v)
 		}
-	}()
-	_, err = exec.Compile(shapes.Make(dtypes.Int32, 1, s.model.Config.SeqLen))
-	return err
+	}
+	for _, v := range trainable {
+		scope.Store().Scope(path.Join("/", train.AccumulatedGradientsScope, v.Scope())).
+			WithInitializer(initializer.Zero).VariableWithShape(v.Name(), v.Shape()).SetTrainable(false)
+	}
 }
 
 // initialize gives the variables of a fresh session on XLA their initial

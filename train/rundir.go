@@ -17,6 +17,20 @@ import (
 // the message another process sees.
 const lockFile = ".lock"
 
+// RunsEnv names the folder of run folders and of the run cache when set.
+// make test points it at a fresh folder, so that no test reads or replays the
+// runs of the machine's user.
+const RunsEnv = "ECPI_RUNS"
+
+// RunsDir is where new run folders and the run cache go: $ECPI_RUNS, else
+// home/runs.
+func RunsDir(home string) string {
+	if dir := os.Getenv(RunsEnv); dir != "" {
+		return dir
+	}
+	return filepath.Join(home, "runs")
+}
+
 // runDir is a run folder this process writes.
 type runDir struct {
 	path    string

@@ -56,6 +56,9 @@ func RetrievalNames() []string { return generatedNames(TaskRetrieve) }
 type task interface {
 	kind() string
 	vocab() int
+	// inputLength is the length of a row of the model's input: a training
+	// step is declared with it (declareStep), so it must be the one next gives.
+	inputLength() int
 	next() train.Batch
 	state() data.BatchState
 	restore(data.BatchState)
@@ -132,6 +135,7 @@ func newLMTask(o Options, n int) (*lmTask, error) {
 
 func (t *lmTask) kind() string              { return TaskLM }
 func (t *lmTask) vocab() int                { return t.tok.VocabSize() }
+func (t *lmTask) inputLength() int          { return t.n }
 func (t *lmTask) state() data.BatchState    { return t.batches.State() }
 func (t *lmTask) restore(s data.BatchState) { t.batches.Restore(s) }
 
@@ -319,6 +323,7 @@ func newExampleSet(splits map[string][]data.Example, o Options, length int) (*ex
 	return &exampleSet{splits: splits, batches: batches, batch: o.Batch, length: length}, err
 }
 
+func (e *exampleSet) inputLength() int          { return e.length }
 func (e *exampleSet) state() data.BatchState    { return e.batches.State() }
 func (e *exampleSet) restore(s data.BatchState) { e.batches.Restore(s) }
 

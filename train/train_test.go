@@ -180,13 +180,17 @@ func TestResumeIsExact(t *testing.T) {
 // measures the new weights, not those of the previous evaluation: on the Go
 // backend, and on XLA, whose session keeps its evaluator.
 func TestEvaluationSeesTraining(t *testing.T) {
-	backends := []string{"go"}
-	if !testing.Short() && hasXLACPU() {
-		backends = append(backends, "xla:cpu")
-	}
-	for _, backend := range backends {
+	for _, backend := range testBackends() {
 		t.Run(backend, func(t *testing.T) { evaluationSeesTraining(t, backend) })
 	}
+}
+
+// testBackends are the Go backend and, unless -short, XLA's CPU plugin when installed.
+func testBackends() []string {
+	if !testing.Short() && hasXLACPU() {
+		return []string{"go", "xla:cpu"}
+	}
+	return []string{"go"}
 }
 
 func evaluationSeesTraining(t *testing.T, backend string) {
