@@ -162,17 +162,23 @@ func Ints(values []int) string {
 }
 
 // socket is the session server's socket of this cell's kernel (the cell's
-// parent process); ECPI_SESSION names another (tests, scripts).
+// parent process) in $ECPI_SESSIONS, else $ECPI_HOME/sessions (make test
+// gives its kernels a fresh folder); ECPI_SESSION names another socket
+// (tests, scripts).
 func socket() string {
 	if path := os.Getenv("ECPI_SESSION"); path != "" {
 		return path
 	}
-	home := os.Getenv("ECPI_HOME")
-	if home == "" {
-		dir, _ := os.UserHomeDir()
-		home = filepath.Join(dir, ".ecpi")
+	dir := os.Getenv("ECPI_SESSIONS")
+	if dir == "" {
+		home := os.Getenv("ECPI_HOME")
+		if home == "" {
+			user, _ := os.UserHomeDir()
+			home = filepath.Join(user, ".ecpi")
+		}
+		dir = filepath.Join(home, "sessions")
 	}
-	return filepath.Join(home, "sessions", fmt.Sprintf("kernel-%d.sock", os.Getppid()))
+	return filepath.Join(dir, fmt.Sprintf("kernel-%d.sock", os.Getppid()))
 }
 
 // connect returns a client of the session server, starting it if needed.

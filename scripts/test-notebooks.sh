@@ -10,5 +10,12 @@ if ! /usr/bin/python3 -m jupyter_client.kernelspecapp list 2>/dev/null | grep -w
   exit 1
 fi
 export ECPI_QUICK=1
+# Run alone (make test-notebooks), the notebooks still get a fresh run cache and session folder: a run
+# cached from older code would otherwise be replayed instead of trained (scripts/test.sh says more).
+if [ -z "${ECPI_RUNS:-}" ]; then
+  test_state=$(mktemp -d)
+  trap 'rm -rf "$test_state"' EXIT
+  export ECPI_RUNS="$test_state/runs" ECPI_SESSIONS="$test_state/sessions"
+fi
 # GoNB logs every step to the kernel's stderr; keep the test summary readable.
-exec /usr/bin/python3 -m unittest -v tests/notebooks_test.py 2> >(grep -v -E '^[IWE][0-9]{4} |^\s+/root/go/pkg/mod/|^goroutine |^github.com/janpfeifer|^main\.' >&2)
+/usr/bin/python3 -m unittest -v tests/notebooks_test.py 2> >(grep -v -E '^[IWE][0-9]{4} |^\s+/root/go/pkg/mod/|^goroutine |^github.com/janpfeifer|^main\.' >&2)

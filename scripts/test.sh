@@ -11,6 +11,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 export GOMLX_BACKEND="${GOMLX_BACKEND:-go}"
+# Tests never read or replay the user's work: this run gets a fresh run cache and session folder (run
+# folders, `reuse=true` runs, notebook session sockets), so it computes what a fresh machine computes.
+# Data, the XLA plugin and the toolchain stay shared.
+test_state=$(mktemp -d)
+export ECPI_RUNS="$test_state/runs" ECPI_SESSIONS="$test_state/sessions"
 
 status=0
 step() {
@@ -27,7 +32,7 @@ step "go vet" go vet ./...
 # CI shows the end of this script's output, where a timed-out test binary's goroutine dump would bury
 # the test that hung: go test's output is also kept, and its failures are summed up last.
 gotest_log=$(mktemp)
-trap 'rm -f "$gotest_log"' EXIT
+trap 'rm -rf "$gotest_log" "$test_state"' EXIT
 go_test() { go test -count=1 -timeout 30m ./... 2>&1 | tee "$gotest_log"; }
 step "go test (Go backend)" go_test
 step "models on every backend" bash scripts/test-models-backends.sh
