@@ -188,44 +188,78 @@ func (e *Experiment) Record(experiment string, runs map[string][]Trained, metric
 	}
 }
 
-// Claim computes and shows the verdict on a paper's claim that a beats b
-// (lowerIsBetter for losses), and records it.
-func (e *Experiment) Claim(id int, paper, claim, paperSays string, a, b []float64, lowerIsBetter bool, unit string) results.Claim {
-	diff, se, verdict := results.Difference(a, b, lowerIsBetter)
-	c := results.Claim{ID: id, Paper: paper, Claim: claim, PaperSay: paperSays, Ours: "difference " + results.FormatSE(diff, se, unit), Verdict: verdict}
-	e.Claims = append(e.Claims, c)
-	figure.ShowMarkdown(fmt.Sprintf("**Claim %d** (%s): %s. Paper: %s. Ours: %s → **%s**.", id, short(paper), claim, paperSays, c.Ours, verdict))
-	return c
+// Tune gives every variant the same tuning budget, as the protocol asks of
+// the models of a comparison: seed 1 of each at every learning rate of grid
+// (at least 4, log-spaced) on the shared options, the rate whose run has the
+// lowest loss (the metric, on validation) kept. It records each variant's
+// sweep and returns the variants with their rates.
+func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, loss func(Trained) float64) []Variant {
+	tuned := make([]Variant, len(variants))
+	for i, v := range variants {
+		sweep := results.Sweep{Model: v.Label, LR: grid}
+		for _, lr := range grid {
+			r := trainQuietly(fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr))
+			sweep.Steps = r.Steps
+			sweep.Valid = append(sweep.Valid, loss(r))
+		}
+		best := 0
+		for j, value := range sweep.Valid {
+			if value < sweep.Valid[best] {
+				best = j
+			}
+		}
+		sweep.Chosen = grid[best]
+		e.Sweeps = append(e.Sweeps, sweep)
+		fmt.Printf("%-22s learning rate %g (of %s)\n", v.Label, sweep.Chosen, list(grid))
+		tuned[i] = Variant{Label: v.Label, Options: fmt.Sprintf("%s lr=%g", v.Options, sweep.Chosen)}
+	}
+	return tuned
 }
 
-// ClaimEach is Claim against several groups at once ("better than A, B and
-// C"): it reproduces when every comparison does, is opposite when every one
-// is, and is inconclusive otherwise. against is in the order to report.
-func (e *Experiment) ClaimEach(id int, paper, claim, paperSays string, a []float64, labels []string, against [][]float64, lowerIsBetter bool, unit string) results.Claim {
-	var parts []string
-	tally := map[string]int{}
-	for i, b := range against {
-		diff, se, verdict := results.Difference(a, b, lowerIsBetter)
-		parts = append(parts, fmt.Sprintf("vs %s %s (%s)", labels[i], results.FormatSE(diff, se, unit), verdict))
-		tally[verdict]++
+// Compare judges claim id of results.Claims from each model's values (one
+// per seed or measurement), looked up by the labels its declaration names,
+// then shows and records the verdict. The declaration decides the test.
+func (e *Experiment) Compare(id int, values map[string][]float64) results.Claim {
+	d := Must(results.ClaimByID(id))
+	c := results.Claim{ID: id}
+	for _, b := range d.B {
+		c.Comparisons = append(c.Comparisons, results.Comparison{A: d.A, B: b, Metric: d.Metric, Better: d.Better, AValues: values[d.A], BValues: values[b]})
 	}
-	verdict := results.Inconclusive
-	switch len(against) {
-	case tally[results.Reproduces]:
-		verdict = results.Reproduces
-	case tally[results.Opposite]:
-		verdict = results.Opposite
-	}
-	c := results.Claim{ID: id, Paper: paper, Claim: claim, PaperSay: paperSays, Ours: "differences " + strings.Join(parts, "; "), Verdict: verdict}
-	e.Note(c)
-	return c
+	return e.judge(d, c)
 }
 
-// Note records a claim whose verdict is stated rather than computed from
-// two groups of runs (a count, a ratio measured once, untestable here).
-func (e *Experiment) Note(c results.Claim) {
+// Count records claim id, a count (in its declaration's unit); ours says
+// what was counted.
+func (e *Experiment) Count(id int, value float64, ours string) results.Claim {
+	d := Must(results.ClaimByID(id))
+	return e.judge(d, results.Claim{ID: id, Value: &value, Ours: ours})
+}
+
+// Bound records claim id, a quantity measured per layer (L = 1, 2, ...)
+// against the paper's bound at each; ours says what was measured.
+func (e *Experiment) Bound(id int, measured, bound []float64, ours string) results.Claim {
+	d := Must(results.ClaimByID(id))
+	return e.judge(d, results.Claim{ID: id, Measured: measured, Bound: bound, Ours: ours})
+}
+
+// Untestable records claim id as untestable on this machine, and why.
+func (e *Experiment) Untestable(id int, why string) results.Claim {
+	d := Must(results.ClaimByID(id))
+	return e.judge(d, results.Claim{ID: id, Verdict: results.Untestable, Why: why})
+}
+
+func (e *Experiment) judge(d results.Declared, c results.Claim) results.Claim {
+	if d.Notebook != e.Notebook {
+		Must(0, fmt.Errorf("claim %d is declared for notebook %s, not %s (results.Claims)", d.ID, d.Notebook, e.Notebook))
+	}
+	c = results.Judge(d, c, &e.File)
 	e.Claims = append(e.Claims, c)
-	figure.ShowMarkdown(fmt.Sprintf("**Claim %d** (%s): %s. Paper: %s. Ours: %s → **%s**.", c.ID, short(c.Paper), c.Claim, c.PaperSay, c.Ours, c.Verdict))
+	text := fmt.Sprintf("**Claim %d** (%s, %s): %s. Paper: %s. Ours: %s → **%s**", c.ID, short(c.Paper), c.Kind, c.Claim, c.PaperSay, c.Ours, c.Verdict)
+	if c.Why != "" {
+		text += " (" + c.Why + ")"
+	}
+	figure.ShowMarkdown(text + ".")
+	return c
 }
 
 func short(paper string) string {
@@ -246,7 +280,10 @@ func (e *Experiment) Save() {
 		fmt.Println("quick mode: results not saved (run the notebook in full mode to record them)")
 		return
 	}
-	dir := filepath.Join(repo(), "notebooks", "results")
+	notebooks := filepath.Join(repo(), "notebooks")
+	e.CodeVersion = Must(results.CurrentVersion(notebooks, e.Notebook))
+	Must(0, results.JudgeFile(&e.File)) // with every sweep and baseline recorded by now
+	dir := filepath.Join(notebooks, "results")
 	Must(0, e.Write(dir))
 	fmt.Printf("results saved to %s/%s.json\n", dir, e.Notebook)
 }

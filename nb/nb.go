@@ -26,7 +26,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -153,10 +152,13 @@ func Pick[T any](quick, full T) T {
 }
 
 // Ints writes a list of ints as an option value: Ints([]int{6, 24, 40}) is "6,24,40".
-func Ints(values []int) string {
+func Ints(values []int) string { return list(values) }
+
+// list writes values as an option value, comma-separated.
+func list[T int | float64](values []T) string {
 	parts := make([]string, len(values))
 	for i, v := range values {
-		parts[i] = strconv.Itoa(v)
+		parts[i] = fmt.Sprint(v)
 	}
 	return strings.Join(parts, ",")
 }

@@ -1,10 +1,21 @@
 package repl
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
+	"github.com/ecpi-dev/ecpi"
 	"github.com/ecpi-dev/ecpi/results"
+)
+
+var (
+	resultsOption   = Option{Name: "results", Default: "notebooks/results", Help: "folder of the results files"}
+	notebooksOption = Option{Name: "notebooks", Default: "notebooks", Help: "folder of the notebooks (their code cells are part of the code version)"}
 )
 
 func init() {
@@ -12,25 +23,44 @@ func init() {
 		Name:    "experiments",
 		Summary: "rebuild EXPERIMENTS.md from the notebooks' results files (verdicts on every claim of both papers)",
 		Details: "Reads every results file the notebooks wrote in full mode (notebooks/results/NN-name.json:\n" +
-			"runs, trivial baselines, claims with computed verdicts) and writes the report: the verdict on\n" +
-			"each claim of the ECP and π-Attention papers, then each notebook's tables.",
+			"values per seed, sweeps, trivial baselines, claims) and writes the report: the protocol, the verdict\n" +
+			"on each declared claim of the ECP and π-Attention papers with its test, interval and history of\n" +
+			"changes, then each notebook's tables, stale sections marked. The README's line between\n" +
+			"<!-- experiments:status --> markers gets the count of current sections.",
 		Options: []Option{
-			{Name: "results", Default: "notebooks/results", Help: "folder of the results files"},
+			resultsOption, notebooksOption,
 			{Name: "out", Default: "EXPERIMENTS.md", Help: "the report to write (- for standard output)"},
+			{Name: "readme", Default: "README.md", Help: "the file whose status line to update (- for none)"},
 		},
 		Run: runExperiments,
+	})
+	Register(&Command{
+		Name:    "experiments verify",
+		Summary: "recompute every verdict of the results files from their stored values; fails on any mismatch",
+		Details: "Each claim must be declared (results.Claims) and tested in its declared notebook, compare the\n" +
+			"declared models on the declared metric, and carry exactly the verdict, p-value and interval that its\n" +
+			"values give under the protocol. A file edited by hand fails. Also prints the current code version.",
+		Options: []Option{resultsOption, notebooksOption},
+		Run:     runExperimentsVerify,
+	})
+	Register(&Command{
+		Name:    "experiments status",
+		Summary: "the current code version, and which notebooks' results are of the current code",
+		Options: []Option{resultsOption, notebooksOption},
+		Run:     runExperimentsStatus,
 	})
 }
 
 // ExperimentsReport is what `experiments` did.
 type ExperimentsReport struct {
-	Files  int    `json:"files"`
-	Claims int    `json:"claims"`
-	Out    string `json:"out"`
+	Files   int    `json:"files"`
+	Claims  int    `json:"claims"`
+	Current int    `json:"current"` // sections whose results are of the current code
+	Out     string `json:"out"`
 }
 
 func (r ExperimentsReport) Text() string {
-	return fmt.Sprintf("wrote %s from %d results files (%d claims measured)", r.Out, r.Files, r.Claims)
+	return fmt.Sprintf("wrote %s from %d results files (%d claims measured; %d of %d sections of the current code)", r.Out, r.Files, r.Claims, r.Current, r.Files)
 }
 
 func runExperiments(c *Call) error {
@@ -38,7 +68,13 @@ func runExperiments(c *Call) error {
 	if err != nil {
 		return err
 	}
-	report := results.Report(files)
+	report := results.Report(files, c.String("notebooks"))
+	status := experimentsStatus(files, c.String("notebooks"))
+	if readme := c.String("readme"); readme != "-" {
+		if err := writeStatusLine(readme, status.Line()); err != nil {
+			return err
+		}
+	}
 	out := c.String("out")
 	if out == "-" {
 		_, err := c.Out.Write([]byte(report))
@@ -51,5 +87,99 @@ func runExperiments(c *Call) error {
 	for _, f := range files {
 		claims += len(f.Claims)
 	}
-	return c.Emit(ExperimentsReport{Files: len(files), Claims: claims, Out: out})
+	return c.Emit(ExperimentsReport{Files: len(files), Claims: claims, Current: status.Current, Out: out})
+}
+
+// statusMarker and its closing twin enclose the README's line that
+// `experiments` rewrites.
+const statusMarker, statusEnd = "<!-- experiments:status -->", "<!-- /experiments:status -->"
+
+// writeStatusLine puts line between the status markers of path, when it has them.
+func writeStatusLine(path, line string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	start, end := bytes.Index(b, []byte(statusMarker)), bytes.Index(b, []byte(statusEnd))
+	if start < 0 || end < start {
+		return nil
+	}
+	updated := string(b[:start+len(statusMarker)]) + line + string(b[end:])
+	return os.WriteFile(path, []byte(updated), 0o644)
+}
+
+// ExperimentsStatus says which notebooks' results are of the current code.
+type ExperimentsStatus struct {
+	CodeVersion string            `json:"code_version"` // ecpi.CodeVersion: models, training and data
+	Current     int               `json:"current"`
+	Files       int               `json:"files"`
+	Stale       map[string]string `json:"stale,omitempty"` // notebook: why
+}
+
+func experimentsStatus(files []results.File, notebooks string) ExperimentsStatus {
+	s := ExperimentsStatus{CodeVersion: ecpi.CodeVersion(), Files: len(files), Stale: map[string]string{}}
+	for _, f := range files {
+		if why := results.Staleness(f, notebooks); why != "" {
+			s.Stale[f.Notebook] = why
+		} else {
+			s.Current++
+		}
+	}
+	return s
+}
+
+// Line is the README's status line.
+func (s ExperimentsStatus) Line() string {
+	return fmt.Sprintf("%d of %d notebook sections of EXPERIMENTS.md are results of the current code (code version %s); the others are marked stale.",
+		s.Current, s.Files, s.CodeVersion)
+}
+
+func (s ExperimentsStatus) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "code version %s (models, training, data); %d of %d results files of the current code", s.CodeVersion, s.Current, s.Files)
+	for _, notebook := range slices.Sorted(maps.Keys(s.Stale)) {
+		fmt.Fprintf(&b, "\n  stale %s: %s", notebook, s.Stale[notebook])
+	}
+	return b.String()
+}
+
+func runExperimentsStatus(c *Call) error {
+	files, err := results.Load(c.String("results"))
+	if err != nil {
+		return err
+	}
+	return c.Emit(experimentsStatus(files, c.String("notebooks")))
+}
+
+// VerifyReport is what `experiments verify` recomputed.
+type VerifyReport struct {
+	CodeVersion string `json:"code_version"`
+	Files       int    `json:"files"`
+	Claims      int    `json:"claims"`
+	Comparisons int    `json:"comparisons"`
+}
+
+func (r VerifyReport) Text() string {
+	return fmt.Sprintf("verified %d claims (%d comparisons) of %d results files: every verdict follows from its values; code version %s",
+		r.Claims, r.Comparisons, r.Files, r.CodeVersion)
+}
+
+func runExperimentsVerify(c *Call) error {
+	files, err := results.Load(c.String("results"))
+	if err != nil {
+		return err
+	}
+	if problems := results.Verify(files); len(problems) > 0 {
+		return fmt.Errorf("%d verdicts do not follow from their values:\n%s", len(problems), strings.Join(problems, "\n"))
+	}
+	r := VerifyReport{CodeVersion: ecpi.CodeVersion(), Files: len(files)}
+	for _, f := range files {
+		r.Claims += len(f.Claims)
+		for _, claim := range f.Claims {
+			r.Comparisons += len(claim.Comparisons)
+		}
+	}
+	return c.Emit(r)
 }

@@ -1,11 +1,12 @@
-// Package results is the machine-readable record of ecpi's experiments: each
+// Package results is the machine-readable record of ecpi's experiments and
+// the protocol that turns it into verdicts. Each claim of the two papers is
+// declared once, before it runs (Claims: the metric, its direction, the
+// models compared, the kind of test, the smallest effect that counts); each
 // notebook's full mode writes one File (notebooks/results/NN-name.json) with
-// every run it measured, the trivial baselines beside them and a verdict for
-// every claim of the papers it tests; Report rebuilds EXPERIMENTS.md from
-// those files. Verdicts are computed, never written by hand: a claim
-// reproduces when ours points the paper's way by more than two standard
-// errors, is opposite when it points the other way by as much, and is
-// inconclusive otherwise.
+// every value it measured; Judge computes each verdict from those values
+// (Welch's t-test and its 95 % interval, two one-sided tests for sameness,
+// equal tuning and enough seeds or no verdict), Verify recomputes every
+// stored verdict, and Report rebuilds EXPERIMENTS.md.
 package results
 
 import (
@@ -21,17 +22,22 @@ import (
 
 // File is one notebook's results.
 type File struct {
-	Notebook  string             `json:"notebook"` // e.g. "05-long-range-tasks"
-	Title     string             `json:"title"`
-	Date      string             `json:"date"`
-	Machine   string             `json:"machine"`
-	Backend   string             `json:"backend"`
-	Mode      string             `json:"mode"` // full or quick
-	Runs      []Run              `json:"runs"`
-	Claims    []Claim            `json:"claims"`
-	Baselines map[string]float64 `json:"baselines"`
-	Tables    []Table            `json:"tables,omitempty"` // what the notebook shows, for EXPERIMENTS.md
-	Notes     []string           `json:"notes,omitempty"`
+	Notebook string `json:"notebook"` // e.g. "05-long-range-tasks"
+	// CodeVersion is the code that computed the results: ecpi.CodeVersion,
+	// a dot, and NotebookVersion of the notebook's code cells ("" for files
+	// written before code versions were kept).
+	CodeVersion string             `json:"code_version"`
+	Title       string             `json:"title"`
+	Date        string             `json:"date"`
+	Machine     string             `json:"machine"`
+	Backend     string             `json:"backend"`
+	Mode        string             `json:"mode"` // full or quick
+	Sweeps      []Sweep            `json:"sweeps,omitempty"`
+	Runs        []Run              `json:"runs"`
+	Claims      []Claim            `json:"claims"`
+	Baselines   map[string]float64 `json:"baselines"`
+	Tables      []Table            `json:"tables,omitempty"` // what the notebook shows, for EXPERIMENTS.md
+	Notes       []string           `json:"notes,omitempty"`
 }
 
 // Run is one measurement of one trained model.
@@ -46,15 +52,22 @@ type Run struct {
 	Params     int64   `json:"params,omitempty"`
 }
 
-// Claim is one claim of a paper and what ecpi measured of it.
+// Claim is one declared claim and what ecpi measured of it. The values are
+// the record; Kind, Paper, Claim and PaperSay repeat the declaration, and the
+// verdict, why and each comparison's statistics are Judge's.
 type Claim struct {
-	ID       int    `json:"id"`    // the claim's number in EXPERIMENTS.md's list
-	Paper    string `json:"paper"` // "ECP (arXiv 2412.06106)" or "π-Attention (arXiv 2511.10696)"
-	Claim    string `json:"claim"`
-	PaperSay string `json:"paper_says"` // the paper's number
-	Ours     string `json:"ours"`       // ours, with its standard error
-	Verdict  string `json:"verdict"`    // Reproduces, Opposite, Inconclusive or Untestable
-	Why      string `json:"why,omitempty"`
+	ID          int          `json:"id"` // the claim's ID in Claims
+	Kind        Kind         `json:"kind"`
+	Paper       string       `json:"paper"`
+	Claim       string       `json:"claim"`
+	PaperSay    string       `json:"paper_says"` // the paper's number
+	Ours        string       `json:"ours"`       // what was measured, in one line
+	Verdict     string       `json:"verdict"`
+	Why         string       `json:"why,omitempty"`
+	Comparisons []Comparison `json:"comparisons,omitempty"` // KindComparison, KindEquivalence, KindCost
+	Value       *float64     `json:"value,omitempty"`       // KindCount
+	Measured    []float64    `json:"measured,omitempty"`    // KindBound: per layer, from L = 1
+	Bound       []float64    `json:"bound,omitempty"`
 }
 
 // Table is a small table a notebook shows (Markdown in EXPERIMENTS.md).
@@ -64,14 +77,6 @@ type Table struct {
 	Rows    [][]string `json:"rows"`
 	Notes   string     `json:"notes,omitempty"`
 }
-
-// The verdicts.
-const (
-	Reproduces   = "reproduces"
-	Opposite     = "opposite"
-	Inconclusive = "inconclusive"
-	Untestable   = "untestable here"
-)
 
 // MeanSE is the mean of values and its standard error (the sample standard
 // deviation over √count; 0 for a single value).
@@ -102,34 +107,6 @@ func average(values []float64) float64 {
 		sum += v
 	}
 	return sum / float64(len(values))
-}
-
-// Difference compares a with b: the difference of their means, its standard
-// error, and the verdict on the claim that a exceeds b (pass lowerIsBetter
-// when the claim is that a is lower, e.g. a loss).
-func Difference(a, b []float64, lowerIsBetter bool) (diff, se float64, verdict string) {
-	meanA, seA := MeanSE(a)
-	meanB, seB := MeanSE(b)
-	diff, se = meanA-meanB, math.Hypot(seA, seB)
-	claimed := diff
-	if lowerIsBetter {
-		claimed = -diff
-	}
-	return diff, se, VerdictOf(claimed, se)
-}
-
-// VerdictOf is the verdict on a difference whose sign the claim predicts
-// positive, with its standard error.
-func VerdictOf(claimed, se float64) string {
-	switch {
-	case math.IsNaN(claimed) || math.IsNaN(se):
-		return Inconclusive
-	case claimed > 2*se && claimed > 0:
-		return Reproduces
-	case claimed < -2*se && claimed < 0:
-		return Opposite
-	}
-	return Inconclusive
 }
 
 // Values picks the values of one experiment, model and metric (and distance,

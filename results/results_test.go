@@ -11,63 +11,182 @@ func TestMeanSE(t *testing.T) {
 	if mean != 2 || math.Abs(se-1/math.Sqrt(3)) > 1e-12 {
 		t.Errorf("mean %v, se %v; want 2 and 1/√3", mean, se)
 	}
-	if _, se := MeanSE([]float64{5}); se != 0 {
-		t.Errorf("one value: se %v, want 0", se)
+}
+
+// TestStudentT checks the t distribution against tabulated values.
+func TestStudentT(t *testing.T) {
+	for _, c := range []struct{ q, df, want float64 }{{0.975, 10, 2.228139}, {0.975, 1, 12.706205}, {0.975, 30, 2.042272}, {0.95, 5, 2.015048}} {
+		if got := studentQuantile(c.q, c.df); math.Abs(got-c.want) > 1e-5 {
+			t.Errorf("t quantile %.3f with %g degrees of freedom: %.6f, want %.6f", c.q, c.df, got, c.want)
+		}
+	}
+	if p := 2 * studentTail(2, 10); math.Abs(p-0.073388) > 1e-5 {
+		t.Errorf("two-sided p of t = 2 with 10 degrees of freedom: %.6f, want 0.073388", p)
 	}
 }
 
-// TestVerdicts: the claim's direction, two standard errors, or inconclusive.
-func TestVerdicts(t *testing.T) {
+// TestWelch is the first example of Welch's test in the literature (two
+// samples of 15, unequal variances): t = -2.46, 25.0 degrees of freedom,
+// p = 0.021.
+func TestWelch(t *testing.T) {
+	a := []float64{27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4}
+	b := []float64{27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4}
+	w := WelchTest(a, b)
+	if tStat := w.Diff / w.SE; math.Abs(tStat+2.46) > 0.01 || math.Abs(w.DF-25.0) > 0.1 || math.Abs(w.P-0.021) > 0.001 {
+		t.Errorf("t %.3f, df %.2f, p %.4f; want -2.46, 25.0, 0.021", tStat, w.DF, w.P)
+	}
+	if w.CI95[0] >= w.Diff || w.CI95[1] <= w.Diff || w.CI95[1] >= 0 {
+		t.Errorf("95 %% interval %v around %.3f should exclude 0 (p < 0.05)", w.CI95, w.Diff)
+	}
+}
+
+// protocolFile is a results file whose models were tuned alike and beat the
+// byte 4-gram model (2.5 bits/byte).
+func protocolFile(claims ...Claim) *File {
+	grid := []float64{1e-3, 3e-3, 1e-2, 3e-2}
+	f := &File{Notebook: "01-ecp-language-modeling", Baselines: map[string]float64{"fourgram_bpc": 2.5}, Claims: claims}
+	for _, model := range []string{"ECP", "PerceiverAR"} {
+		f.Sweeps = append(f.Sweeps, Sweep{Model: model, Steps: 100, LR: grid, Valid: []float64{2.4, 2.3, 2.2, 2.6}, Chosen: 1e-2})
+	}
+	return f
+}
+
+func claim1(ecp, perceiver []float64) Claim {
+	return Claim{ID: 1, Comparisons: []Comparison{{A: "ECP", B: "PerceiverAR", Metric: "latent_bpc", Better: Lower, AValues: ecp, BValues: perceiver}}}
+}
+
+// TestProtocolVerdicts plants the cases a reviewer asks about.
+func TestProtocolVerdicts(t *testing.T) {
+	d, _ := ClaimByID(1)
 	cases := []struct {
-		a, b          []float64
-		lowerIsBetter bool
-		want          string
+		name      string
+		ecp, perc []float64
+		edit      func(f *File)
+		want, why string
 	}{
-		{[]float64{2.0, 2.1, 2.2}, []float64{3.0, 3.1, 3.2}, true, Reproduces},   // a's loss clearly lower
-		{[]float64{2.0, 2.1, 2.2}, []float64{3.0, 3.1, 3.2}, false, Opposite},    // claimed higher, is lower
-		{[]float64{2.0, 2.5, 3.0}, []float64{2.2, 2.6, 3.1}, true, Inconclusive}, // within the noise
-		{[]float64{0.9, 0.91, 0.92}, []float64{0.5, 0.52, 0.51}, false, Reproduces},
+		{"one seed against one", []float64{2.0}, []float64{2.3}, nil, NotTested, "1 and 1 values"},
+		{"three seeds", []float64{2.0, 2.01, 2.02}, []float64{2.3, 2.31, 2.32}, nil, NotTested, "the protocol needs 5"},
+		{"inside the noise", []float64{2.0, 2.2, 2.1, 2.3, 2.05}, []float64{2.1, 2.15, 2.0, 2.25, 2.2}, nil, Inconclusive, ""},
+		{"clearly lower", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32}, nil, Reproduces, ""},
+		{"clearly higher", []float64{2.30, 2.31, 2.29, 2.30, 2.32}, []float64{2.00, 2.01, 2.02, 2.01, 2.00}, nil, Opposite, ""},
+		{"significant but tiny", []float64{2.000, 2.001, 2.000, 2.001, 2.000}, []float64{2.005, 2.006, 2.005, 2.006, 2.005}, nil, Inconclusive, "smallest effect"},
+		{"untuned baseline", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32},
+			func(f *File) { f.Sweeps = f.Sweeps[:1] }, NotTested, "no learning-rate sweep of PerceiverAR"},
+		{"a shorter grid", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32},
+			func(f *File) { f.Sweeps[1].LR = f.Sweeps[1].LR[:3] }, NotTested, "other rates"},
+		{"undertrained", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.60, 2.61, 2.59, 2.60, 2.62}, nil, NotTested, "PerceiverAR undertrained"},
 	}
 	for _, c := range cases {
-		if _, _, got := Difference(c.a, c.b, c.lowerIsBetter); got != c.want {
-			t.Errorf("%v vs %v (lower better %v): %s, want %s", c.a, c.b, c.lowerIsBetter, got, c.want)
+		f := protocolFile(claim1(c.ecp, c.perc))
+		if c.edit != nil {
+			c.edit(f)
+		}
+		got := Judge(d, f.Claims[0], f)
+		if got.Verdict != c.want || !strings.Contains(got.Why, c.why) {
+			t.Errorf("%s: %s (%s); want %s (%s)", c.name, got.Verdict, got.Why, c.want, c.why)
 		}
 	}
 }
 
-// TestReportListsEveryClaim: measured claims carry their verdict, the others
-// say they are not measured and which notebook measures them.
+// TestEquivalenceCountsAndBounds: sameness must be shown within its margin;
+// counts and bounds get their own words.
+func TestEquivalenceCountsAndBounds(t *testing.T) {
+	same, _ := ClaimByID(19)
+	tuned := func(c Claim) *File {
+		f := protocolFile(c)
+		for i := range f.Sweeps {
+			f.Sweeps[i].Model = []string{"π-Attention", "dense"}[i]
+		}
+		return f
+	}
+	closeRuns := Claim{ID: 19, Comparisons: []Comparison{{A: "π-Attention", B: "dense", Metric: "valid_bpc", Better: Lower,
+		AValues: []float64{2.200, 2.202, 2.201, 2.199, 2.200}, BValues: []float64{2.201, 2.200, 2.199, 2.202, 2.201}}}}
+	if got := Judge(same, closeRuns, tuned(closeRuns)); got.Verdict != Shown {
+		t.Errorf("equal within 0.003 bits/byte: %s, want shown", got.Verdict)
+	}
+	noisy := Claim{ID: 19, Comparisons: []Comparison{{A: "π-Attention", B: "dense", Metric: "valid_bpc", Better: Lower,
+		AValues: []float64{2.0, 2.2, 2.1, 2.3, 2.05}, BValues: []float64{2.1, 2.15, 2.0, 2.25, 2.2}}}}
+	if got := Judge(same, noisy, tuned(noisy)); got.Verdict != NotShown {
+		t.Errorf("no difference but noise of 0.1: %s, want not shown (no difference is not sameness)", got.Verdict)
+	}
+	count, _ := ClaimByID(5)
+	for value, want := range map[float64]string{12.5: HoldsByConstruction, 50: DoesNotHold} {
+		if got := Judge(count, Claim{ID: 5, Value: &value}, &File{}); got.Verdict != want {
+			t.Errorf("claim 5 counted at %g %%: %s, want %s", value, got.Verdict, want)
+		}
+	}
+	bound, _ := ClaimByID(15)
+	within := Claim{ID: 15, Measured: []float64{40, 60, 80}, Bound: []float64{16, 64, 112}}
+	if got := Judge(bound, within, &File{}); got.Verdict != Holds {
+		t.Errorf("within the bound from L = 2: %s (%s), want holds", got.Verdict, got.Why)
+	}
+	within.Measured[2] = 200
+	if got := Judge(bound, within, &File{}); got.Verdict != Fails || !strings.Contains(got.Why, "L = 3") {
+		t.Errorf("beyond the bound at L = 3: %s (%s), want fails at L = 3", got.Verdict, got.Why)
+	}
+}
+
+// TestVerifyCatchesHandEdits: a judged file verifies; a value, a verdict or
+// a model edited by hand afterwards does not.
+func TestVerifyCatchesHandEdits(t *testing.T) {
+	judged := func() []File {
+		f := protocolFile(claim1([]float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32}))
+		if err := JudgeFile(f); err != nil {
+			t.Fatal(err)
+		}
+		return []File{*f}
+	}
+	if problems := Verify(judged()); len(problems) != 0 {
+		t.Fatalf("a judged file: %v", problems)
+	}
+	edits := map[string]func(f *File){
+		"a value":    func(f *File) { f.Claims[0].Comparisons[0].BValues = []float64{2.0, 2.0, 2.0, 2.0, 2.0} },
+		"a verdict":  func(f *File) { f.Claims[0].Verdict = Reproduces; f.Claims[0].Comparisons[0].Verdict = Opposite },
+		"a model":    func(f *File) { f.Claims[0].Comparisons[0].B = "Transformer" },
+		"a claim id": func(f *File) { f.Claims[0].ID = 99 },
+	}
+	for name, edit := range edits {
+		files := judged()
+		edit(&files[0])
+		if problems := Verify(files); len(problems) == 0 {
+			t.Errorf("%s edited by hand: Verify found nothing", name)
+		}
+	}
+}
+
+// TestReportListsEveryClaim: measured claims carry their verdict and stale
+// sections say so; the others say they are not measured and which notebook
+// measures them.
 func TestReportListsEveryClaim(t *testing.T) {
-	dir := t.TempDir()
-	f := File{Notebook: "01-ecp-language-modeling", Title: "ECP language modelling", Mode: "full",
-		Claims: []Claim{{ID: 1, Paper: ECPPaper, PaperSay: "17.82 vs 18.xx", Ours: "-0.12 ± 0.01 nats", Verdict: Reproduces}},
-		Tables: []Table{{Caption: "results", Header: []string{"model", "bpc"}, Rows: [][]string{{"ecp", "2.5"}}}}}
-	if err := f.Write(dir); err != nil {
+	f := protocolFile(claim1([]float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32}))
+	f.Title = "ECP language modelling"
+	if err := JudgeFile(f); err != nil {
 		t.Fatal(err)
 	}
-	files, err := Load(dir)
-	if err != nil || len(files) != 1 {
-		t.Fatalf("load: %v, %d files", err, len(files))
-	}
-	report := Report(files)
-	for _, want := range []string{"| 1 | ECP | lower perplexity than PerceiverAR", "**reproduces**", "| 2 | ECP |", "not measured yet", "| ecp | 2.5 |", "02-ecp-long-books (run it in full mode)"} {
+	report := Report([]File{*f}, "../notebooks")
+	for _, want := range []string{"**reproduces** (stale)", "0 of 1 notebook sections", "**Stale**: computed before results recorded their code version",
+		"| 2 | ECP | better than Double", "not measured yet", "Changed 2026-12-01, after results existed", "p = "} {
 		if !strings.Contains(report, want) {
-			t.Errorf("report lacks %q:\n%s", want, report)
+			t.Errorf("report lacks %q", want)
 		}
 	}
-	if strings.Count(report, "\n| ") < len(Listing)+2 {
-		t.Errorf("report lists fewer than %d claims", len(Listing))
+	if n := strings.Count(report, "\n### Claim "); n != len(Claims) {
+		t.Errorf("%d claims in detail, %d declared", n, len(Claims))
 	}
 }
 
-func TestStdDev(t *testing.T) {
-	if got := StdDev([]float64{2, 4, 4, 4, 5, 5, 7, 9}); math.Abs(got-2.138089935) > 1e-6 {
-		t.Errorf("StdDev = %v, want 2.138 (sample standard deviation)", got)
+// TestStaleness: a file of the current code and cells is current; one of
+// other cells is stale and says which part changed.
+func TestStaleness(t *testing.T) {
+	current, err := CurrentVersion("../notebooks", "00-tour")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := StdDev([]float64{3}); got != 0 {
-		t.Errorf("StdDev of one value = %v, want 0", got)
+	if why := Staleness(File{Notebook: "00-tour", CodeVersion: current}, "../notebooks"); why != "" {
+		t.Errorf("current results: %s", why)
 	}
-	if _, se := MeanSE([]float64{1, 3}); math.Abs(se-1) > 1e-12 {
-		t.Errorf("standard error of {1, 3} = %v, want 1", se)
+	code, _, _ := strings.Cut(current, ".")
+	if why := Staleness(File{Notebook: "00-tour", CodeVersion: code + ".000000000000"}, "../notebooks"); !strings.Contains(why, "the notebook's cells") {
+		t.Errorf("other cells: %q", why)
 	}
 }

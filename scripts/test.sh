@@ -47,6 +47,8 @@ if [ -x scripts/test-notebooks.sh ]; then
   step "notebooks (quick mode)" bash scripts/test-notebooks.sh
 fi
 step "make notebook serves" bash tests/notebook_server_test.sh
+# Every committed verdict must follow from its stored values under the protocol (a hand edit fails here).
+step "experiments verify" bin/ecpi experiments verify
 # The compose file is validated without a Docker engine; docker-compose (1.29) comes from Debian.
 if ! command -v docker-compose >/dev/null 2>&1; then
   { [ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e lock -e partial)" ] || apt-get update -qq; } &&

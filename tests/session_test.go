@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,22 +121,43 @@ func TestNotebookExperimentHelpers(t *testing.T) {
 		t.Errorf("cost of ECP as a fraction of dense: %v", cost.Ratio)
 	}
 
-	e := nb.NewExperiment("99-helpers", "helpers")
+	e := nb.NewExperiment("06-efficiency", "helpers")
 	e.Record("lm", trained, "valid_bpc", bpc)
-	better, worse := []float64{1.0, 1.1, 0.9}, []float64{2.0, 2.1, 1.9}
-	if c := e.Claim(1, "ECP (arXiv 2412.06106)", "a beats b", "a < b", better, worse, true, "bpc"); c.Verdict != results.Reproduces {
-		t.Errorf("a clear win: %+v", c)
+	grid := []float64{1e-3, 2e-3, 4e-3, 8e-3}
+	tuned := e.Tune(shared, variants, grid, bpc)
+	if len(e.Sweeps) != 2 || len(e.Sweeps[0].Valid) != 4 || !slices.Contains(grid, e.Sweeps[0].Chosen) ||
+		!strings.HasSuffix(tuned[0].Options, fmt.Sprintf("lr=%g", e.Sweeps[0].Chosen)) {
+		t.Errorf("sweeps %+v, tuned variants %+v", e.Sweeps, tuned)
 	}
-	if c := e.ClaimEach(2, "ECP (arXiv 2412.06106)", "a beats b and c", "a < b, c", better, []string{"b", "c"}, [][]float64{worse, better}, true, "bpc"); c.Verdict != results.Inconclusive {
-		t.Errorf("a win and a tie: %+v", c)
+	faster, slower := []float64{2000, 2100, 1900}, []float64{1000, 1050, 950}
+	if c := e.Compare(12, map[string][]float64{"π-Attention": faster, "local (RingAttention)": slower}); c.Verdict != results.Reproduces || len(c.Comparisons) != 1 {
+		t.Errorf("twice the training speed: %+v", c)
+	}
+	if c := e.Count(5, 12.5, "counted"); c.Verdict != results.HoldsByConstruction {
+		t.Errorf("a count: %+v", c)
 	}
 	e.Table(figure.Table{Caption: "t", Header: []string{"model"}, Rows: [][]string{{"dense"}}})
+	// The results file's code version covers the notebook's code cells.
+	notebooks := filepath.Join(repo, "notebooks")
+	if err := os.MkdirAll(notebooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notebooks, "06-efficiency.ipynb"), []byte(`{"cells": [{"cell_type": "code", "source": ["nb.Train(\"...\")"]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	e.Save()
-	files, err := results.Load(filepath.Join(repo, "notebooks", "results"))
+	files, err := results.Load(filepath.Join(notebooks, "results"))
 	if err != nil || len(files) != 1 {
 		t.Fatalf("saved results: %v, %v", files, err)
 	}
-	if f := files[0]; f.Mode != "full" || len(f.Runs) != 4 || len(f.Claims) != 2 || len(f.Tables) != 1 || f.Machine == "" {
+	f := files[0]
+	if f.Mode != "full" || len(f.Runs) != 4 || len(f.Claims) != 2 || len(f.Sweeps) != 2 || len(f.Tables) != 1 || f.Machine == "" {
 		t.Errorf("saved results: %+v", f)
+	}
+	if why := results.Staleness(f, notebooks); why != "" {
+		t.Errorf("results just saved are stale: %s", why)
+	}
+	if problems := results.Verify(files); len(problems) != 0 {
+		t.Errorf("results just saved do not verify: %v", problems)
 	}
 }

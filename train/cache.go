@@ -10,13 +10,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ecpi-dev/ecpi"
 )
 
 // The run cache lets a long experiment (a notebook's full mode, a sweep) be
 // run again without training again: with reuse=true a run lives in
 // $ECPI_HOME/runs/cache/<model>-<data>-<key> ($ECPI_RUNS/cache/... when set), where the key hashes every option
 // that changes what is trained (not where it runs: backend, devices, the run
-// folder). A finished run leaves its result there and is returned as it is;
+// folder) and the version of the code that trains it. A finished run leaves its result there and is returned as it is;
 // an interrupted one is resumed from its last checkpoint.
 
 // The files a finished cached run leaves: its Result, and for retrieval the
@@ -26,14 +28,19 @@ const (
 	retrievalFile = "retrieval.json"
 )
 
-// cacheKey hashes the options that decide what a run trains.
+// codeVersion is the version of the code that trains (ecpi.CodeVersion);
+// tests stand in another to see a cached run of other code missed.
+var codeVersion = ecpi.CodeVersion
+
+// cacheKey hashes the options that decide what a run trains, and the code
+// version: a run of other code is trained again, never replayed.
 func cacheKey(o Options) (string, error) {
 	o.Home, o.RunDir, o.Backend, o.Devices, o.Keep, o.Reuse = "", "", "", 1, 0, false
 	b, err := json.Marshal(o)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(append(b, codeVersion()...))
 	return hex.EncodeToString(sum[:6]), nil
 }
 

@@ -40,3 +40,23 @@ func TestRunCacheReusesFinishedRuns(t *testing.T) {
 		t.Fatalf("another seed reused the run %s (%v)", other.Run, err)
 	}
 }
+
+// TestRunCacheMissesOtherCode: a finished cached run is not replayed once
+// the code that trains changed (a changed model file changes the code version).
+func TestRunCacheMissesOtherCode(t *testing.T) {
+	o := tiny(t, map[string]string{"steps": "2", "eval_every": "0", "reuse": "true", "run": "", "seed": "7"})
+	first, err := Run(context.Background(), o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(v func() string) { codeVersion = v }(codeVersion)
+	codeVersion = func() string { return "a-changed-model-file" }
+	trained := false
+	again, err := Run(context.Background(), o, func(p Progress) { trained = trained || !p.Compiling })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !trained || again.Run == first.Run {
+		t.Fatalf("a run of other code was replayed from %s (trained again: %v)", first.Run, trained)
+	}
+}

@@ -1,0 +1,192 @@
+package results
+
+import "fmt"
+
+// Paper names as the claims give them.
+const (
+	ECPPaper = "ECP (arXiv 2412.06106)"
+	PiPaper  = "π-Attention (arXiv 2511.10696)"
+)
+
+// Kind is how a claim is tested, which decides the words its verdict may use.
+type Kind string
+
+const (
+	// KindComparison compares trained models (or repeated measurements) with
+	// Welch's t-test: reproduces, opposite, inconclusive or not tested.
+	KindComparison Kind = "comparison"
+	// KindEquivalence tests a claim of sameness with two one-sided tests
+	// against the declared margin: shown or not shown.
+	KindEquivalence Kind = "equivalence"
+	// KindCost compares measured costs (time, memory) like a comparison; the
+	// models are not trained, so no tuning is asked of them.
+	KindCost Kind = "cost"
+	// KindCount checks a number that follows from the pattern's definition
+	// (pairs, FLOPs): holds by construction, or does not hold.
+	KindCount Kind = "count"
+	// KindBound checks a measured quantity per layer against the bound the
+	// paper states: holds or fails.
+	KindBound Kind = "bound"
+)
+
+// Which way a metric is better.
+const (
+	Lower  = "lower"
+	Higher = "higher"
+)
+
+// Declared is one claim as it is declared before any run: what the paper
+// says, what ecpi measures and which result would count. Notebooks take
+// their claims from Claims by ID and cannot redefine them; a change to a
+// declaration after results existed adds a Change to its History.
+type Declared struct {
+	ID        int
+	Paper     string
+	Statement string // the claim, in one line
+	PaperSays string // the paper's statement and figure
+	Notebook  string // the notebook that tests it
+	Kind      Kind
+	Metric    string // what each value is
+	Unit      string // the metric's unit as reports print it
+	Better    string // Lower or Higher: the paper's direction
+	// A is the model the paper favours; B the models it is compared with
+	// (KindComparison, KindEquivalence, KindCost: one comparison per B).
+	A string
+	B []string
+	// Trained comparisons ask for MinSeeds values per side and an equal
+	// learning-rate sweep of every model (Sweep).
+	Trained bool
+	// MinEffect is the smallest difference that counts, in Unit (a fraction of
+	// B's mean when Relative): a significant difference below it is
+	// inconclusive.
+	MinEffect float64
+	Relative  bool
+	// Margin bounds the difference a claim of sameness allows (KindEquivalence).
+	Margin float64
+	// Baseline names a trivial baseline of the results file (the byte 4-gram
+	// count model) that every trained model must beat; a model that does not
+	// is undertrained, and its claim is not tested.
+	Baseline string
+	// Threshold is what a count must reach in the paper's direction (KindCount).
+	Threshold float64
+	// FromLayer is the first layer a bound is checked at; Upper bounds the
+	// measurement from above (a receptive field at most the bound), else the
+	// measurement must reach it (KindBound).
+	FromLayer int
+	Upper     bool
+	History   []Change
+}
+
+// Change is a dated change to a claim's design made after results existed,
+// with the reason; EXPERIMENTS.md prints it under the claim.
+type Change struct {
+	Date   string
+	Change string
+	Reason string
+}
+
+// MinSeeds is the number of seeds each side of a trained comparison needs.
+const MinSeeds = 5
+
+// minValues is the number of values each side of a measured comparison needs.
+const minValues = 2
+
+// Claims is every claim of both papers that ecpi tests, in the order
+// EXPERIMENTS.md lists them.
+var Claims = []Declared{
+	{ID: 1, Paper: ECPPaper, Statement: "lower perplexity than PerceiverAR on WikiText-103",
+		PaperSays: "ECP 17.82 ppl (172M parameters); PerceiverAR's own paper 18.4 (358M)", Notebook: "01-ecp-language-modeling",
+		Kind: KindComparison, Metric: "latent_bpc", Unit: " bits/byte", Better: Lower, A: "ECP", B: []string{"PerceiverAR"},
+		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
+		History: []Change{{"2026-12-01", "recipe: RoPE in every layer and separate key and value projections (8e0a40c)",
+			"the first full run (417a252) did not reproduce the ordering (c5e5261)"}}},
+	{ID: 2, Paper: ECPPaper, Statement: "better than Double, Compressed Double and s-Split Double Attention",
+		PaperSays: "ECP has the lowest perplexity of the five", Notebook: "01-ecp-language-modeling",
+		Kind: KindComparison, Metric: "latent_bpc", Unit: " bits/byte", Better: Lower, A: "ECP",
+		B: []string{"Double Attention", "Compressed Double", "s-Split Double"}, Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
+		History: []Change{{"2026-12-01", "recipe: RoPE in every layer and separate key and value projections (8e0a40c)",
+			"the first full run (417a252) did not reproduce the ordering (c5e5261)"}}},
+	{ID: 3, Paper: ECPPaper, Statement: "better than the baselines on PG-19",
+		PaperSays: "ECP 18.83 ppl (24 layers), the lowest of its table", Notebook: "02-ecp-long-books",
+		Kind: KindComparison, Metric: "latent_bpc", Unit: " bits/byte", Better: Lower, A: "ECP", B: []string{"Transformer", "PerceiverAR"},
+		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+	{ID: 4, Paper: ECPPaper, Statement: "the best Transformer accuracy on sCIFAR-10 (64.42 %, 12 layers)",
+		PaperSays: "ECP 64.42 %, the best of its table (LRA Transformer 42.44 %)", Notebook: "03-sequential-images",
+		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "ECP (h = 28)",
+		B: []string{"Transformer (both ways)", "local, k = 28 (both ways)", "PerceiverAR"}, Trained: true, MinEffect: 1,
+		History: []Change{{"2026-12-01", "recipe: 2×2 pooled images (196 steps), 2-layer classifiers of width 64 (840726d)",
+			"the first full run (6ad7af6) had ECP last, within the noise"}}},
+	{ID: 5, Paper: ECPPaper, Statement: "about 12 % of full attention's compute at n = 4096",
+		PaperSays: "≈ 12 %", Notebook: "06-efficiency",
+		Kind: KindCount, Metric: "pairs_percent_of_dense", Unit: " % of dense pairs", Better: Lower, Threshold: 13},
+	{ID: 6, Paper: ECPPaper, Statement: "the history is refined in every layer (receptive field one half-segment per layer)",
+		PaperSays: "one more half-segment per layer", Notebook: "07-receptive-field",
+		Kind: KindBound, Metric: "receptive_field", Unit: " positions", FromLayer: 1},
+	{ID: 7, Paper: PiPaper, Statement: "8.3 % lower perplexity than RingAttention on WikiText-103",
+		PaperSays: "18.4 vs 20.1 ppl, 8.3 % lower", Notebook: "04-pi-attention-language-modeling",
+		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"local (RingAttention)"},
+		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+	{ID: 8, Paper: PiPaper, Statement: "+3.9 points on ListOps over RingAttention",
+		PaperSays: "+3.9 points", Notebook: "05-long-range-tasks",
+		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "π (k = 16, π = 32)", B: []string{"local (k = 16)"},
+		Trained: true, MinEffect: 1},
+	{ID: 9, Paper: PiPaper, Statement: "+5.6 F1 on retrieval over RingAttention",
+		PaperSays: "+5.6 F1 (LRA retrieval); here: associative recall beyond the window's reach (d = 40, 3 layers)", Notebook: "05-long-range-tasks",
+		Kind: KindComparison, Metric: "test_acc", Unit: " points", Better: Higher, A: "π (k = 8, π = 16)", B: []string{"local (k = 8)"},
+		Trained: true, MinEffect: 5,
+		History: []Change{{"2026-12-01", "a third layer for π's skips (f2dce6d)",
+			"with two layers (bae452f) π stayed at chance beyond the window"}}},
+	{ID: 10, Paper: PiPaper, Statement: "+4.1 / +3.8 R@1 on MSCOCO / Flickr30K",
+		PaperSays: "+4.1 / +3.8 points of recall@1 over RingAttention", Notebook: "08-vision-language-retrieval",
+		Kind: KindComparison, Metric: "recall_at_1", Unit: " points", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
+		Trained: true, MinEffect: 2},
+	{ID: 11, Paper: PiPaper, Statement: "24.1 % fewer FLOPs than dense",
+		PaperSays: "24.1 % fewer (whole model; length not stated)", Notebook: "06-efficiency",
+		Kind: KindCount, Metric: "flops_saved_percent", Unit: " % fewer FLOPs", Better: Higher, Threshold: 24.1},
+	{ID: 12, Paper: PiPaper, Statement: "15 % faster training than RingAttention",
+		PaperSays: "15 % faster", Notebook: "06-efficiency",
+		Kind: KindCost, Metric: "train_tokens_per_s", Unit: " tokens/s", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
+		MinEffect: 0.05, Relative: true},
+	{ID: 13, Paper: PiPaper, Statement: "17 % faster inference than RingAttention",
+		PaperSays: "17 % faster", Notebook: "06-efficiency",
+		Kind: KindCost, Metric: "generate_tokens_per_s", Unit: " tokens/s", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
+		MinEffect: 0.05, Relative: true},
+	{ID: 14, Paper: PiPaper, Statement: "half the accelerators for the same context as dense (memory per context length)",
+		PaperSays: "half the GPUs for the same context", Notebook: "06-efficiency",
+		Kind: KindCost, Metric: "peak_mb", Unit: " MB", Better: Lower, A: "π-Attention", B: []string{"dense"},
+		MinEffect: 0.5, Relative: true},
+	{ID: 15, Paper: PiPaper, Statement: "receptive field O(k·L + π·log L)",
+		PaperSays: "R(L) ≤ k·L + π·⌈log₂ L⌉", Notebook: "07-receptive-field",
+		Kind: KindBound, Metric: "receptive_field", Unit: " positions", Upper: true, FromLayer: 2},
+	{ID: 16, Paper: PiPaper, Statement: "the skip period π needs no retuning across model sizes",
+		PaperSays: "one π serves every model size", Notebook: "04-pi-attention-language-modeling",
+		Kind: KindEquivalence, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π = 16", B: []string{"each width's best π"},
+		Trained: true, Margin: 0.02},
+	{ID: 17, Paper: PiPaper, Statement: "the adaptive gate matters (no-gate and mix-fusion ablations)",
+		PaperSays: "the full model beats both ablations", Notebook: "04-pi-attention-language-modeling",
+		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention",
+		B: []string{"π, no gate (α = 1/2)", "π, mix fusion"}, Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+	// The ECP paper's argument for refining the history in every layer, made
+	// into a task on which PerceiverAR's read-once history must cost it.
+	{ID: 18, Paper: ECPPaper, Statement: "PerceiverAR reads its history once, ECP refines it in every layer: recall of a fact in the history",
+		PaperSays: "ECP ahead where the pair lies in PerceiverAR's history (found by content, 24 ± 6 tokens back, n = 32, 3 layers; both with separate key and value projections)",
+		Notebook:  "05-long-range-tasks",
+		Kind:      KindComparison, Metric: "test_acc", Unit: " points", Better: Higher, A: "ECP (h = 16), separate k/v", B: []string{"PerceiverAR, separate k/v"},
+		Trained: true, MinEffect: 5,
+		History: []Change{{"2026-12-01", "recall found by content (spread = 6, n = 32) with separate key and value projections (3364cbf)",
+			"on positional recall (bae452f) ECP and PerceiverAR both reached distance 24 and neither 40"}}},
+	{ID: 19, Paper: PiPaper, Statement: "close to dense attention on WikiText-103",
+		PaperSays: "18.4 ppl against dense 18.3", Notebook: "04-pi-attention-language-modeling",
+		Kind: KindEquivalence, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"dense"},
+		Trained: true, Margin: 0.02, Baseline: "fourgram_bpc"},
+}
+
+// ClaimByID returns the declaration of claim id.
+func ClaimByID(id int) (Declared, error) {
+	for _, d := range Claims {
+		if d.ID == id {
+			return d, nil
+		}
+	}
+	return Declared{}, fmt.Errorf("claim %d is not declared in results.Claims", id)
+}

@@ -1,0 +1,274 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The verdicts. Each kind of claim has its own words, so that a count is
+// never said to "reproduce" and a claim of sameness can fail to be shown.
+const (
+	Reproduces          = "reproduces"   // significant in the paper's direction, at least the smallest effect that counts
+	Opposite            = "opposite"     // significant the other way, as large
+	Inconclusive        = "inconclusive" // neither
+	Mixed               = "mixed"        // comparisons with several models that disagree (each is shown)
+	NotTested           = "not tested"   // too few values, unequal tuning or an undertrained model: no verdict
+	Shown               = "shown"        // equivalence within the declared margin (two one-sided tests)
+	NotShown            = "not shown"
+	HoldsByConstruction = "holds by construction" // a count that follows from the definition
+	DoesNotHold         = "does not hold"
+	Holds               = "holds" // a measured bound
+	Fails               = "fails"
+	Untestable          = "untestable here"
+)
+
+// Comparison is one side-by-side of a claim: the per-seed (or per-measurement)
+// values of both sides and what the protocol makes of them.
+type Comparison struct {
+	A       string     `json:"a"`
+	B       string     `json:"b"`
+	Metric  string     `json:"metric"`
+	Better  string     `json:"better"` // Lower or Higher
+	AValues []float64  `json:"a_values"`
+	BValues []float64  `json:"b_values"`
+	Diff    float64    `json:"diff"` // mean(a) - mean(b)
+	P       float64    `json:"p"`    // Welch's two-sided p; the TOST p for an equivalence
+	CI95    [2]float64 `json:"ci95"`
+	Verdict string     `json:"verdict"`
+	Why     string     `json:"why,omitempty"`
+}
+
+// Sweep is one model's learning-rate search: the validation figure at each
+// rate of the grid after the same steps, and the rate chosen for its seeds.
+type Sweep struct {
+	Model  string    `json:"model"`
+	Steps  int       `json:"steps"`
+	LR     []float64 `json:"lr"`
+	Valid  []float64 `json:"valid"`
+	Chosen float64   `json:"chosen"`
+}
+
+// minGrid is the number of learning rates every model's sweep tries.
+const minGrid = 4
+
+// Judge computes a claim's verdict from its raw values as its declaration
+// says, in file f (its sweeps and baselines): every derived field of c
+// (each comparison's statistics and verdict, the claim's verdict and why) is
+// set anew. Verify compares a stored claim with its judgement.
+func Judge(d Declared, c Claim, f *File) Claim {
+	c.Kind, c.Paper, c.Claim, c.PaperSay = d.Kind, d.Paper, d.Statement, d.PaperSays
+	if c.Verdict == Untestable {
+		return c
+	}
+	c.Verdict, c.Why = NotTested, ""
+	switch d.Kind {
+	case KindComparison, KindCost, KindEquivalence:
+		if len(c.Comparisons) == 0 {
+			c.Why = "no values stored"
+			return c
+		}
+		for i := range c.Comparisons {
+			c.Comparisons[i] = judgeComparison(d, c.Comparisons[i], f)
+		}
+		c.Verdict, c.Why = overall(d, c.Comparisons)
+		c.Ours = comparisonsText(d, c.Comparisons)
+	case KindCount:
+		if c.Value == nil {
+			c.Why = "no counted value stored"
+			return c
+		}
+		c.Verdict = DoesNotHold
+		if towards(d.Better, *c.Value-d.Threshold) || *c.Value == d.Threshold {
+			c.Verdict = HoldsByConstruction
+		}
+	case KindBound:
+		c.Verdict, c.Why = judgeBound(d, c.Measured, c.Bound)
+	}
+	return c
+}
+
+// towards says whether a difference points the way better says.
+func towards(better string, diff float64) bool {
+	if better == Lower {
+		return diff < 0
+	}
+	return diff > 0
+}
+
+func judgeComparison(d Declared, cmp Comparison, f *File) Comparison {
+	cmp.Diff, cmp.P, cmp.CI95, cmp.Verdict, cmp.Why = 0, 0, [2]float64{}, NotTested, ""
+	a, b := cmp.AValues, cmp.BValues
+	if len(a) < minValues || len(b) < minValues {
+		cmp.Why = fmt.Sprintf("%d and %d values; at least %d per side", len(a), len(b), minValues)
+		return cmp
+	}
+	w := WelchTest(a, b)
+	cmp.Diff, cmp.P, cmp.CI95 = w.Diff, w.P, w.CI95
+	if d.Kind == KindEquivalence {
+		cmp.P = EquivalenceP(w, d.Margin)
+	}
+	if why := untested(d, cmp, f); why != "" {
+		cmp.Why = why
+		return cmp
+	}
+	if d.Kind == KindEquivalence {
+		cmp.Verdict = NotShown
+		if cmp.P < Significance {
+			cmp.Verdict = Shown
+		}
+		return cmp
+	}
+	smallest := d.MinEffect
+	if d.Relative {
+		smallest *= math.Abs(mean(b))
+	}
+	switch {
+	case cmp.P >= Significance:
+		cmp.Verdict = Inconclusive
+	case math.Abs(cmp.Diff) < smallest:
+		cmp.Verdict, cmp.Why = Inconclusive, fmt.Sprintf("significant, but below the smallest effect that counts (%.4g%s)", smallest, d.Unit)
+	case towards(d.Better, cmp.Diff):
+		cmp.Verdict = Reproduces
+	default:
+		cmp.Verdict = Opposite
+	}
+	return cmp
+}
+
+// untested is why a comparison of trained models gets no verdict: too few
+// seeds, tuning that was not equal, or a model no better than the trivial
+// baseline; "" when none of these.
+func untested(d Declared, cmp Comparison, f *File) string {
+	if !d.Trained {
+		return ""
+	}
+	if len(cmp.AValues) < MinSeeds || len(cmp.BValues) < MinSeeds {
+		return fmt.Sprintf("%d and %d seeds; the protocol needs %d per side", len(cmp.AValues), len(cmp.BValues), MinSeeds)
+	}
+	if why := unequalTuning(f.Sweeps, cmp.A, cmp.B); why != "" {
+		return "unequal tuning: " + why
+	}
+	if base, ok := f.Baselines[d.Baseline]; ok {
+		for _, side := range []struct {
+			model  string
+			values []float64
+		}{{cmp.A, cmp.AValues}, {cmp.B, cmp.BValues}} {
+			if m := mean(side.values); !towards(d.Better, m-base) {
+				return fmt.Sprintf("%s undertrained: %.4g%s, no better than the %s's %.4g", side.model, m, d.Unit, baselineName(d.Baseline), base)
+			}
+		}
+	}
+	return ""
+}
+
+// unequalTuning says how two models' learning-rate sweeps differ from the
+// protocol (each its own sweep over the same grid of at least minGrid rates,
+// at the same steps); "" when they do not.
+func unequalTuning(sweeps []Sweep, a, b string) string {
+	find := func(model string) (Sweep, bool) {
+		i := slices.IndexFunc(sweeps, func(s Sweep) bool { return s.Model == model })
+		if i < 0 {
+			return Sweep{}, false
+		}
+		return sweeps[i], true
+	}
+	sa, okA := find(a)
+	sb, okB := find(b)
+	switch {
+	case !okA || !okB:
+		var missing []string
+		if !okA {
+			missing = append(missing, a)
+		}
+		if !okB {
+			missing = append(missing, b)
+		}
+		return "no learning-rate sweep of " + strings.Join(missing, " and ")
+	case len(sa.LR) < minGrid:
+		return fmt.Sprintf("%s's sweep tried %d rates, the protocol %d", a, len(sa.LR), minGrid)
+	case !slices.Equal(sa.LR, sb.LR) || sa.Steps != sb.Steps:
+		return fmt.Sprintf("%s and %s were swept over other rates or steps", a, b)
+	}
+	return ""
+}
+
+func baselineName(name string) string {
+	if name == "fourgram_bpc" {
+		return "byte 4-gram count model"
+	}
+	return name
+}
+
+// overall is a claim's verdict from its comparisons: theirs when they agree;
+// not tested when any is; mixed when they disagree (an equivalence is shown
+// only when every comparison is).
+func overall(d Declared, comparisons []Comparison) (verdict, why string) {
+	for _, c := range comparisons {
+		if c.Verdict == NotTested {
+			return NotTested, fmt.Sprintf("%s vs %s: %s", c.A, c.B, c.Why)
+		}
+	}
+	first := comparisons[0].Verdict
+	for _, c := range comparisons[1:] {
+		if c.Verdict != first {
+			if d.Kind == KindEquivalence {
+				return NotShown, ""
+			}
+			return Mixed, ""
+		}
+	}
+	if len(comparisons) == 1 {
+		return first, comparisons[0].Why
+	}
+	return first, ""
+}
+
+func judgeBound(d Declared, measured, bound []float64) (verdict, why string) {
+	if len(measured) == 0 || len(measured) != len(bound) {
+		return NotTested, fmt.Sprintf("%d measurements against %d bounds", len(measured), len(bound))
+	}
+	for i := max(d.FromLayer, 1) - 1; i < len(measured); i++ {
+		if (d.Upper && measured[i] > bound[i]) || (!d.Upper && measured[i] < bound[i]) {
+			return Fails, fmt.Sprintf("at L = %d: %.0f against the bound %.0f", i+1, measured[i], bound[i])
+		}
+	}
+	return Holds, ""
+}
+
+// comparisonsText is what a claim's comparisons measured, in one line.
+func comparisonsText(d Declared, comparisons []Comparison) string {
+	var parts []string
+	for _, c := range comparisons {
+		s := fmt.Sprintf("vs %s: %s", c.B, formatDiff(c, d))
+		if len(comparisons) > 1 {
+			s += fmt.Sprintf(" (%s)", c.Verdict)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// formatDiff is a comparison's difference, interval and p (of the two
+// one-sided tests, for a claim of sameness).
+func formatDiff(c Comparison, d Declared) string {
+	if len(c.AValues) < minValues || len(c.BValues) < minValues {
+		return fmt.Sprintf("%d and %d values", len(c.AValues), len(c.BValues))
+	}
+	digits := 3
+	if width := c.CI95[1] - c.CI95[0]; width > 0 {
+		digits = max(0, min(4, 2-int(math.Floor(math.Log10(width)))))
+	}
+	test := "p"
+	if d.Kind == KindEquivalence {
+		test = fmt.Sprintf("equivalence within ±%g p", d.Margin)
+	}
+	return fmt.Sprintf("%+.*f%s, 95 %% CI [%+.*f, %+.*f], %s = %.2g (n = %d, %d)", digits, c.Diff, d.Unit, digits, c.CI95[0], digits, c.CI95[1],
+		test, c.P, len(c.AValues), len(c.BValues))
+}
+
+func mean(values []float64) float64 {
+	m, _ := meanVar(values)
+	return m
+}

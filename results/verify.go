@@ -1,0 +1,177 @@
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ecpi-dev/ecpi"
+)
+
+// Verify recomputes the verdict of every claim of files from its stored
+// values and returns one line for each thing that does not agree: a claim
+// that is not declared or not in its declared notebook, comparisons of other
+// models or metrics than the declaration's, and any verdict, why, difference,
+// p or interval that differs from the judgement (a hand-edited file fails
+// here). No lines: every verdict stands.
+func Verify(files []File) []string {
+	var problems []string
+	seen := map[int]string{}
+	for _, f := range files {
+		for _, stored := range f.Claims {
+			where := fmt.Sprintf("%s, claim %d", f.Notebook, stored.ID)
+			d, err := ClaimByID(stored.ID)
+			if err != nil {
+				problems = append(problems, where+": "+err.Error())
+				continue
+			}
+			if other, twice := seen[d.ID]; twice {
+				problems = append(problems, fmt.Sprintf("%s: also in %s", where, other))
+			}
+			seen[d.ID] = f.Notebook
+			if d.Notebook != f.Notebook {
+				problems = append(problems, fmt.Sprintf("%s: declared for notebook %s", where, d.Notebook))
+			}
+			problems = append(problems, prefixed(where, declarationMismatches(d, stored))...)
+			judged := Judge(d, cloneClaim(stored), &f)
+			problems = append(problems, prefixed(where, verdictMismatches(stored, judged))...)
+		}
+	}
+	return problems
+}
+
+func prefixed(where string, lines []string) []string {
+	for i := range lines {
+		lines[i] = where + ": " + lines[i]
+	}
+	return lines
+}
+
+// declarationMismatches compares what a stored claim says it tested with its
+// declaration.
+func declarationMismatches(d Declared, c Claim) []string {
+	var out []string
+	if c.Kind != d.Kind || c.Claim != d.Statement || c.Paper != d.Paper {
+		out = append(out, fmt.Sprintf("stored as %s %q (%s), declared as %s %q (%s)", c.Kind, c.Claim, c.Paper, d.Kind, d.Statement, d.Paper))
+	}
+	for _, cmp := range c.Comparisons {
+		if cmp.A != d.A || !slices.Contains(d.B, cmp.B) || cmp.Metric != d.Metric || cmp.Better != d.Better {
+			out = append(out, fmt.Sprintf("compares %s with %s on %s (%s better); declared: %s with %s on %s (%s better)",
+				cmp.A, cmp.B, cmp.Metric, cmp.Better, d.A, strings.Join(d.B, ", "), d.Metric, d.Better))
+		}
+	}
+	return out
+}
+
+// verdictMismatches compares a stored claim's verdicts and statistics with
+// their recomputation.
+func verdictMismatches(stored, judged Claim) []string {
+	var out []string
+	if stored.Verdict != judged.Verdict || stored.Why != judged.Why {
+		out = append(out, fmt.Sprintf("verdict %q (%s), recomputed %q (%s)", stored.Verdict, stored.Why, judged.Verdict, judged.Why))
+	}
+	for i, s := range stored.Comparisons {
+		j := judged.Comparisons[i]
+		same := func(x, y float64) bool { return x == y || math.Abs(x-y) <= 1e-9*max(1, math.Abs(y)) }
+		if s.Verdict != j.Verdict || s.Why != j.Why || !same(s.Diff, j.Diff) || !same(s.P, j.P) || !same(s.CI95[0], j.CI95[0]) || !same(s.CI95[1], j.CI95[1]) {
+			out = append(out, fmt.Sprintf("vs %s: stored %s (diff %g, p %g, CI %v), recomputed %s (diff %g, p %g, CI %v)",
+				s.B, s.Verdict, s.Diff, s.P, s.CI95, j.Verdict, j.Diff, j.P, j.CI95))
+		}
+	}
+	return out
+}
+
+// cloneClaim copies a claim deeply enough for Judge to rewrite its comparisons.
+func cloneClaim(c Claim) Claim {
+	c.Comparisons = slices.Clone(c.Comparisons)
+	return c
+}
+
+// JudgeFile judges every claim of f in place (a notebook saves what this
+// gives, so that Verify finds nothing to recompute differently).
+func JudgeFile(f *File) error {
+	for i, c := range f.Claims {
+		d, err := ClaimByID(c.ID)
+		if err != nil {
+			return err
+		}
+		f.Claims[i] = Judge(d, c, f)
+	}
+	return nil
+}
+
+// NotebookVersion hashes the code cells of a notebook (their source, not
+// their outputs): the cells that declare its runs and claims.
+func NotebookVersion(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var notebook struct {
+		Cells []struct {
+			Type   string          `json:"cell_type"`
+			Source json.RawMessage `json:"source"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &notebook); err != nil {
+		return "", fmt.Errorf("notebook %s: %w", path, err)
+	}
+	h := sha256.New()
+	for _, cell := range notebook.Cells {
+		if cell.Type != "code" {
+			continue
+		}
+		var lines []string // nbformat writes a source as a list of lines or one string
+		if json.Unmarshal(cell.Source, &lines) != nil {
+			var text string
+			if err := json.Unmarshal(cell.Source, &text); err != nil {
+				return "", fmt.Errorf("notebook %s: a cell's source: %w", path, err)
+			}
+			lines = []string{text}
+		}
+		h.Write([]byte(strings.Join(lines, "")))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// CurrentVersion is the code version a notebook's results would carry if it
+// ran now: this binary's code and the notebook's cells in notebooksDir.
+func CurrentVersion(notebooksDir, notebook string) (string, error) {
+	cells, err := NotebookVersion(filepath.Join(notebooksDir, notebook+".ipynb"))
+	if err != nil {
+		return "", err
+	}
+	return ecpi.CodeVersion() + "." + cells, nil
+}
+
+// Staleness says why f's results are not those of the current code, or ""
+// when they are.
+func Staleness(f File, notebooksDir string) string {
+	current, err := CurrentVersion(notebooksDir, f.Notebook)
+	if err != nil {
+		return err.Error()
+	}
+	if f.CodeVersion == current {
+		return ""
+	}
+	code, cells, _ := strings.Cut(f.CodeVersion, ".")
+	nowCode, nowCells, _ := strings.Cut(current, ".")
+	var changed []string
+	switch {
+	case f.CodeVersion == "":
+		return "computed before results recorded their code version"
+	case code != nowCode:
+		changed = append(changed, "the models, training or data code")
+	}
+	if cells != nowCells {
+		changed = append(changed, "the notebook's cells")
+	}
+	return fmt.Sprintf("computed by code %s; %s changed since (now %s)", f.CodeVersion, strings.Join(changed, " and "), current)
+}
