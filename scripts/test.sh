@@ -5,7 +5,8 @@
 #   3. every fuzz target for 10 s;
 #   4. the notebooks and the workshop's exercise solutions, executed headless in quick mode through the installed
 #      ecpi kernel, and `make notebook`'s server started, asked for the kernel and stopped;
-#   5. the docker-compose file, validated.
+#   5. the docker-compose file, validated; the committed verdicts recomputed (ecpi experiments verify); the GPU
+#      check's CPU half (scripts/gpu-check.sh run --cpu).
 # Each step prints its runner's own summary; the script fails if any step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,10 @@ trap 'rm -rf "$gotest_log" "$test_state"' EXIT
 go_test() { go test -count=1 -timeout 30m ./... 2>&1 | tee "$gotest_log"; }
 step "go test (Go backend)" go_test
 step "models on every backend" bash scripts/test-models-backends.sh
+# The GPU check's CPU half (scripts/gpu-check.sh): the carried binaries, without Go, through every step on the XLA
+# CPU plugin; its results go to a temporary folder, kept only when it fails.
+gpu_check_cpu() { local out; out=$(mktemp -d) && bash scripts/gpu-check.sh prepare && bash scripts/gpu-check.sh run --cpu --out "$out" && rm -rf "$out"; }
+step "GPU check, CPU half" gpu_check_cpu
 # Fuzzing, 10 s a target: the command parser, option values, the checkpoint reader. A failing input
 # is kept in the package's testdata/fuzz, which plain `go test` then replays. Inputs of tens of KB
 # (a checkpoint) would spend the whole budget being minimised, hence -fuzzminimizetime 0.
