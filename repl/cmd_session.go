@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -63,54 +62,7 @@ func init() {
 	}
 }
 
-// ErrQuit is returned by `quit` and `exit`: the reader that runs the session
-// stops without reporting an error.
-var ErrQuit = errors.New("quit")
-
 func runQuit(*Call) error { return ErrQuit }
-
-// positionalValues completes the positional argument of the session commands,
-// each with a one-line description.
-var positionalValues = map[string]func(s *Session) []Suggestion{
-	"model":   func(*Session) []Suggestion { return familySuggestions() },
-	"data":    func(*Session) []Suggestion { return datasetSuggestions() },
-	"backend": func(s *Session) []Suggestion { return plainSuggestions(backendNames(s), "backend") },
-	"unset": func(s *Session) []Suggestion {
-		var out []Suggestion
-		for name, value := range s.Settings() {
-			out = append(out, Suggestion{Text: name, Description: "now " + value})
-		}
-		return out
-	},
-}
-
-func familySuggestions() []Suggestion {
-	var out []Suggestion
-	for _, f := range models.Families() {
-		out = append(out, Suggestion{Text: f.Name, Description: f.Summary})
-	}
-	return out
-}
-
-func datasetSuggestions() []Suggestion {
-	var out []Suggestion
-	for _, d := range append(data.Corpora(data.Home()), data.ImageSets(data.Home())...) {
-		desc := d.StandsFor
-		if !d.Prepared {
-			desc += " (not prepared)"
-		}
-		out = append(out, Suggestion{Text: d.Name, Description: desc})
-	}
-	return out
-}
-
-func plainSuggestions(values []string, description string) []Suggestion {
-	out := make([]Suggestion, len(values))
-	for i, v := range values {
-		out[i] = Suggestion{Text: v, Description: description}
-	}
-	return out
-}
 
 // ModelChoice is what `model` prints: the family and every option's value.
 type ModelChoice struct {
