@@ -40,7 +40,7 @@ func init() {
 		Details: "Each claim must be declared (results.Claims) and tested in its declared notebook, compare the\n" +
 			"declared models on the declared metric, and carry exactly the verdict, p-value and interval that its\n" +
 			"values give under the protocol. A file edited by hand fails. Also prints the current code version.",
-		Options: []Option{resultsOption, notebooksOption},
+		Options: []Option{resultsOption},
 		Run:     runExperimentsVerify,
 	})
 	Register(&Command{

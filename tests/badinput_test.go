@@ -118,6 +118,7 @@ func (f *badFixture) handWritten() []badCase {
 		{"data"}, {"data", "a", "b"}, {"data", "baselines"}, {"data", "baselines", "nope"}, {"data", "baselines", "wiki", "books"},
 		{"data", "show"}, {"data", "show", "nope"}, {"data", "show", "shapes", "count=0"}, {"data", "show", "shapes", "count=17"},
 		{"experiments", "x"}, {"experiments", "results=" + filepath.Join(f.work, "nowhere")}, {"experiments", "out="},
+		{"experiments", "status", "results=" + filepath.Join(f.work, "nowhere")}, {"experiments", "verify", "results=" + filepath.Join(f.work, "nowhere")},
 		{"bench", "attention", "memory=maybe"},
 		{"doctor", "install=nope"}, {"doctor", "backend=nope"}, {"doctor", "x"}, {"doctor", "install="},
 		{"eval", "split=train", ck}, {"eval", "eval_batches=-1", ck}, {"eval", "protocol=nope", ck}, {"eval", "model=nope", ck},
