@@ -41,9 +41,9 @@ func init() {
 		Name:    "data show",
 		Summary: "show a few examples of a corpus, image set or generated task as a model sees them",
 		Args:    "NAME",
-		Details: "Corpora: excerpts of the validation split. Image sets: test images and their labels. shapes:\n" +
-			"image-caption pairs. listops: expressions and their values. assoc: key-value sequences, the\n" +
-			"query and the answer. In a notebook images are pictures; at the prompt, characters.",
+		Details: "NAME is any data train reads (`ecpi train --help` lists them): corpora show excerpts of their\n" +
+			"validation split, image sets test images and their labels, generated tasks a few examples with\n" +
+			"their answers. In a notebook images are pictures; at the prompt, characters.",
 		Options: []Option{
 			IntOption("count", "4", "examples shown (at most 16)", option.AtLeast(1)),
 			IntOption("pool", "0", "image sets: average over pool×pool squares first, as train's pool= (0: none)", option.AtLeast(0)),

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"
@@ -18,20 +19,11 @@ func init() {
 			"tokenizer= (or the dataset). Ctrl-C saves a checkpoint and stops; `resume` continues exactly.\n" +
 			"The run folder and checkpoint become the session's current model.\n" +
 			"\n" +
-			"data= decides the task:\n" +
-			"  corpora (foldoc, opticks, ...)   language model; n= is the window\n" +
-			"  mnist, fashion-mnist, cifar10    classification of pixel sequences; n comes from the images\n" +
-			"                                   (784, 1024): leave n out, another n is an error\n" +
-			"  listops, pathfinder              classification, generated for the model's n: ListOps of\n" +
-			"                                   n/4..n tokens (padded to n; default n=2000), Pathfinder of\n" +
-			"                                   √n×√n pixels (n a square; default 1024)\n" +
-			"  passkey, assoc                   retrieval: a prompt then its answer (n+1 tokens), trained as\n" +
-			"                                   an LM with the loss on the answer only; valid_acc is the\n" +
-			"                                   share of answers predicted whole (= greedy decoding).\n" +
-			"                                   distance= tokens from the fact to the end of the prompt\n" +
-			"                                   (default n/2); defaults n=512 (passkey), 256 (assoc)\n" +
-			"examples= shrinks a generated set (training examples; valid and test get a tenth each).\n" +
-			"causal=false (full, local, pi) attends both ways: classification only.\n" +
+			"data= decides the task:\n" + dataHelp() +
+			"Retrieval sets are trained as a language model with the loss on the answer only; valid_acc is\n" +
+			"the share of answers predicted whole (= greedy decoding). examples= shrinks a generated set\n" +
+			"(training examples; valid and test get a tenth each).\n" +
+			"causal=false (" + strings.Join(bidirectionalFamilies(), ", ") + ") attends both ways: " + strings.Join(bothWaysData(), ", ") + " only.\n" +
 			"devices=N splits each batch across N devices of an XLA backend (batch a multiple of N, no\n" +
 			"accum). `ecpi retrieval` trains one model per distance and reports test accuracy.",
 		Options: trainOptions(),
@@ -182,6 +174,45 @@ func finishRun(c *Call, r *train.Result) error {
 	c.Session.Set(map[string]string{"checkpoint": r.Checkpoint})
 	c.Session.Remember("train", r)
 	return c.Emit(r)
+}
+
+// dataHelp lists the data train reads, as the registry declares them: the
+// names of each dataset and its summary.
+func dataHelp() string {
+	var b strings.Builder
+	infos := train.DataInfos()
+	for i := 0; i < len(infos); {
+		j := i
+		var names []string
+		for ; j < len(infos) && infos[j].Summary == infos[i].Summary; j++ {
+			names = append(names, infos[j].Name)
+		}
+		fmt.Fprintf(&b, "  %s\n      %s\n", strings.Join(names, ", "), infos[i].Summary)
+		i = j
+	}
+	return b.String()
+}
+
+// bidirectionalFamilies are the families that accept causal=false.
+func bidirectionalFamilies() []string {
+	var names []string
+	for _, f := range models.Families() {
+		if f.Bidirectional {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// bothWaysData are the kinds of data whose models may attend both ways.
+func bothWaysData() []string {
+	var kinds []string
+	for _, d := range train.DataInfos() {
+		if d.BothWays && !slices.Contains(kinds, d.Kind) {
+			kinds = append(kinds, d.Kind)
+		}
+	}
+	return kinds
 }
 
 // checkpointPath is the typed checkpoint=, else run= (resume), else the session's.

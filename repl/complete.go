@@ -1,12 +1,14 @@
 package repl
 
 import (
+	"cmp"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/train"
 )
 
 // Suggestion is one completion candidate: the text that replaces the fragment
@@ -202,14 +204,19 @@ func familySuggestions() []Suggestion {
 	return out
 }
 
+// datasetSuggestions are every data name train reads (its registry), a
+// prepared corpus or image set described by what it stands in for.
 func datasetSuggestions() []Suggestion {
-	var out []Suggestion
+	installed := map[string]string{}
 	for _, d := range append(data.Corpora(data.Home()), data.ImageSets(data.Home())...) {
-		desc := d.StandsFor
+		installed[d.Name] = d.StandsFor
 		if !d.Prepared {
-			desc += " (not prepared)"
+			installed[d.Name] += " (not prepared)"
 		}
-		out = append(out, Suggestion{Text: d.Name, Description: desc})
+	}
+	var out []Suggestion
+	for _, d := range train.DataInfos() {
+		out = append(out, Suggestion{Text: d.Name, Description: cmp.Or(installed[d.Name], d.Summary)})
 	}
 	return out
 }

@@ -7,72 +7,31 @@ import (
 
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/xla"
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// evaluator holds the compiled evaluation graphs of a model (dropout off)
-// and the context that interrupts an evaluation between batches.
+// evaluator holds the compiled evaluation graph of a model's task (dropout
+// off) and the context that interrupts an evaluation between batches.
 type evaluator struct {
-	ctx        context.Context
-	model      *models.Model
-	lmExec     *model.Exec
-	classExec  *model.Exec
-	answerExec *model.Exec
-	matchExec  *model.Exec
+	ctx   context.Context
+	model *models.Model
+	exec  *model.Exec
 }
 
 func newEvaluator(ctx context.Context, backend *xla.Choice, store *model.Store, m *models.Model, t task) *evaluator {
-	e := &evaluator{ctx: ctx, model: m}
-	switch t := t.(type) {
-	case *lmTask:
-		// (tokens [B,n], targets [B,n]) -> the loss of every scored position [B, n-start]
-		e.lmExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, targets *graph.Node) *graph.Node {
-			defer models.RaiseAsError()
-			logits := m.Logits(scope, tokens)
-			return tokenNLL(logits, graph.SliceAxis(targets, 1, graph.AxisRangeToEnd(m.LossStart())))
-		})
-	case *classTask:
-		// (tokens [B,n], labels [B], -1 for filler rows) -> (Σ nll, correct, count)
-		e.classExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, tokens, labels *graph.Node) (*graph.Node, *graph.Node, *graph.Node) {
-			defer models.RaiseAsError()
-			logits := m.ClassLogits(scope, tokens, t.classes)
-			valid := graph.GreaterOrEqual(labels, graph.ScalarZero(labels.Graph(), labels.DType()))
-			safe := graph.Where(valid, labels, graph.ZerosLike(labels))
-			nll := graph.Reshape(tokenNLL(graph.InsertAxes(logits, 1), graph.InsertAxes(safe, 1)), labels.Shape().Dim(0))
-			zero := graph.ZerosLike(nll)
-			hit := graph.LogicalAnd(valid, graph.Equal(graph.ArgMax(logits, -1, labels.DType()), labels))
-			count := func(b *graph.Node) *graph.Node { return graph.ReduceAllSum(graph.ConvertDType(b, dtypes.Float32)) }
-			return graph.ReduceAllSum(graph.Where(valid, nll, zero)), count(hit), count(valid)
-		})
-	case *retrievalTask:
-		e.answerExec = model.MustNewExec(backend.Backend, store, answerGraph(m))
-	case *matchTask:
-		e.matchExec = model.MustNewExec(backend.Backend, store, func(scope *model.Scope, pairs *graph.Node) *graph.Node {
-			defer models.RaiseAsError()
-			return t.embed(m, scope, pairs)
-		})
-	}
-	return e
+	return &evaluator{ctx: ctx, model: m, exec: t.evalExec(backend.Backend, store, m)}
 }
 
-// run evaluates one batch with exec, unless the evaluation was interrupted.
-func (e *evaluator) run(exec *model.Exec, args ...any) ([]*tensors.Tensor, error) {
+// run evaluates one batch, unless the evaluation was interrupted.
+func (e *evaluator) run(args ...any) ([]*tensors.Tensor, error) {
 	if err := e.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("evaluation interrupted: %w", err)
 	}
-	return exec.Exec(args...)
+	return e.exec.Exec(args...)
 }
 
-func (e *evaluator) finalize() {
-	for _, exec := range []*model.Exec{e.lmExec, e.classExec, e.answerExec, e.matchExec} {
-		if exec != nil {
-			exec.Finalize()
-		}
-	}
-}
+func (e *evaluator) finalize() { e.exec.Finalize() }
 
 // EvalOptions says what to evaluate.
 type EvalOptions struct {

@@ -1,8 +1,10 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/ecpi-dev/ecpi/data"
@@ -28,6 +30,32 @@ var runKinds = []runKind{
 	{name: "assoc", values: map[string]string{"model": "full", "segment": "", "data": "assoc", "n": "16", "examples": "16"}},
 	{name: "shapes", values: map[string]string{"model": "full", "segment": "", "n": "", "causal": "false", "data": "shapes", "pool": "2", "examples": "16"}},
 	{name: "mnist", values: map[string]string{"model": "local", "segment": "", "window": "14", "n": "", "data": "mnist", "pool": "2"}, images: true},
+}
+
+// TestEveryDatasetHasARow: each registered dataset is trained by a row of
+// runKinds (one row per dataset, not per name), and a dataset that lacks a
+// piece is refused when it registers.
+func TestEveryDatasetHasARow(t *testing.T) {
+	covered := map[int]bool{}
+	for _, kind := range runKinds {
+		name := cmp.Or(kind.values["data"], "opticks")
+		d, err := datasetOf(name)
+		if err != nil {
+			t.Fatalf("row %s: %v", kind.name, err)
+		}
+		covered[slices.IndexFunc(datasets, func(other Dataset) bool { return slices.Equal(other.Names(), d.Names()) })] = true
+	}
+	for i, d := range datasets {
+		if !covered[i] {
+			t.Errorf("dataset %v (%s) has no row in runKinds", d.Names(), d.Kind)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a dataset without Build and Show registered")
+		}
+	}()
+	registerDataset(Dataset{Names: func() []string { return []string{"half-done"} }, Kind: TaskLM, Summary: "no Build, no Show"})
 }
 
 // TestEveryKindOfRun trains every kind of run for two steps from a fresh

@@ -3,11 +3,13 @@ package train
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
+	"github.com/ecpi-dev/ecpi/models"
 )
 
 // generatedSet is a dataset train makes from data's generators. The model's
@@ -16,8 +18,11 @@ import (
 // of at most 128 tokens. Its splits use fixed seeds, independent of the run's.
 type generatedSet struct {
 	kind     string // TaskClassify or TaskRetrieve
-	classes  int    // TaskClassify: the number of classes
+	summary  string
+	reads    []string // data options beyond examples=
+	classes  int      // TaskClassify: the number of classes
 	defaultN int
+	show     func(count int) ([]ShownExample, error)
 	vocab    func(p genParams) int
 	// make returns count examples. Retrieval examples hold n+1 tokens (the
 	// prompt, then the answer) and their Label is the answer's length.
@@ -34,15 +39,17 @@ type genParams struct {
 const defaultExamples = 10000
 
 var generatedSets = map[string]generatedSet{
-	"listops": {kind: TaskClassify, classes: 10, defaultN: data.DefaultListOps.MaxLen,
-		vocab: func(genParams) int { return len(data.ListOpsVocab) },
+	"listops": {kind: TaskClassify, classes: 10, defaultN: data.DefaultListOps.MaxLen, show: showListOps,
+		summary: "classification: ListOps expressions of n/4..n tokens and their values (LRA; default n=2000)",
+		vocab:   func(genParams) int { return len(data.ListOpsVocab) },
 		make: func(p genParams, count int, seed uint64) ([]data.Example, error) {
 			o := data.DefaultListOps // LRA: lengths n/4 .. n, depth 10, 10 arguments
 			o.MinLen, o.MaxLen = max(1, p.n/4), p.n
 			return data.ListOps(count, o, seed)
 		}},
-	"pathfinder": {kind: TaskClassify, classes: 2, defaultN: 1024,
-		vocab: func(genParams) int { return 256 },
+	"pathfinder": {kind: TaskClassify, classes: 2, defaultN: 1024, show: showPathfinder,
+		summary: "classification: are two dots joined by a dashed path? √n×√n pixels (LRA; n a square, default 1024)",
+		vocab:   func(genParams) int { return 256 },
 		make: func(p genParams, count int, seed uint64) ([]data.Example, error) {
 			side := int(math.Round(math.Sqrt(float64(p.n))))
 			if side*side != p.n {
@@ -52,12 +59,35 @@ var generatedSets = map[string]generatedSet{
 			o.Size, o.PathLength = side, max(4, o.PathLength*side/o.Size) // paths keep their share of the image
 			return data.Pathfinder(count, o, seed)
 		}},
-	"passkey": {kind: TaskRetrieve, defaultN: 512,
-		vocab: func(p genParams) int { return p.tok.VocabSize() },
-		make:  passkeyExamples},
-	"assoc": {kind: TaskRetrieve, defaultN: 256,
-		vocab: func(p genParams) int { return assocOptions(p).AssocRecallVocab() },
-		make:  assocExamples},
+	"passkey": {kind: TaskRetrieve, defaultN: 512, reads: []string{"distance", "tokenizer"}, show: showPasskey,
+		summary: "retrieval: a pass key hidden distance= tokens before the question, in filler text (default n=512)",
+		vocab:   func(p genParams) int { return p.tok.VocabSize() },
+		make:    passkeyExamples},
+	"assoc": {kind: TaskRetrieve, defaultN: 256, reads: []string{"distance", "spread"}, show: showAssoc,
+		summary: "retrieval: associative recall of the value of a key seen distance= tokens back (default n=256)",
+		vocab:   func(p genParams) int { return assocOptions(p).AssocRecallVocab() },
+		make:    assocExamples},
+}
+
+// Each generated set registers as a dataset of its own, in name order.
+func init() {
+	for _, name := range slices.Sorted(maps.Keys(generatedSets)) {
+		g := generatedSets[name]
+		registerDataset(Dataset{
+			Names: func() []string { return []string{name} }, Kind: g.kind, Summary: g.summary,
+			Reads: append([]string{"examples"}, g.reads...), BothWays: g.kind == TaskClassify,
+			Build: func(o Options, cfg models.Config) (task, models.Config, error) {
+				p, err := generatedParams(o, g, cfg.SeqLen)
+				if err != nil {
+					return nil, cfg, err
+				}
+				cfg.SeqLen = p.n
+				t, err := newGeneratedTask(o, g, p)
+				return t, cfg, err
+			},
+			Show: func(_, _ string, count, _ int) ([]ShownExample, error) { return g.show(count) },
+		})
+	}
 }
 
 // answerRoom is the room kept for a pass key's answer " 12345": six bytes,
@@ -107,18 +137,6 @@ func assocExamples(p genParams, count int, seed uint64) ([]data.Example, error) 
 	return examples, nil
 }
 
-// generatedNames lists the generated sets of a kind, sorted.
-func generatedNames(kind string) []string {
-	var names []string
-	for name, g := range generatedSets {
-		if g.kind == kind {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
 // generatedParams resolves a generated set's options: n from the model
 // config (0: the set's default), the distance (else n/2) and the tokenizer.
 func generatedParams(o Options, g generatedSet, n int) (genParams, error) {
@@ -150,23 +168,6 @@ func generate(o Options, g generatedSet, p genParams) (map[string][]data.Example
 	return splits, nil
 }
 
-// checkDataOptions refuses examples= and distance= where they mean nothing.
-func checkDataOptions(o Options) error {
-	g, generated := generatedSets[o.Data]
-	if o.Examples != 0 && !generated && o.Data != shapesData {
-		return fmt.Errorf("option examples=%d applies to generated sets only (%s), not data %s", o.Examples,
-			strings.Join(append(generatedNames(TaskClassify), generatedNames(TaskRetrieve)...), ", "), o.Data)
-	}
-	if o.Distance != 0 && (!generated || g.kind != TaskRetrieve) {
-		return fmt.Errorf("option distance=%d applies to the retrieval sets only (%s), not data %s", o.Distance,
-			strings.Join(generatedNames(TaskRetrieve), ", "), o.Data)
-	}
-	if o.Spread != 0 && o.Data != "assoc" {
-		return fmt.Errorf("option spread=%d applies to data assoc only, not data %s", o.Spread, o.Data)
-	}
-	return nil
-}
-
 // newGeneratedTask makes a generated set's splits for a model of sequence length p.n.
 func newGeneratedTask(o Options, g generatedSet, p genParams) (task, error) {
 	splits, err := generate(o, g, p)
@@ -179,4 +180,77 @@ func newGeneratedTask(o Options, g generatedSet, p genParams) (task, error) {
 	}
 	examples, err := newExampleSet(splits, o, p.n) // ListOps: shorter expressions padded to n
 	return &classTask{exampleSet: examples, classes: g.classes, voc: g.vocab(p)}, err
+}
+
+// showListOps shows short expressions and their values.
+func showListOps(count int) ([]ShownExample, error) {
+	examples, err := data.ListOps(count, data.ListOpsOptions{MinLen: 16, MaxLen: 48, MaxDepth: 3, MaxArgs: 4}, 1)
+	if err != nil {
+		return nil, err
+	}
+	var out []ShownExample
+	for _, e := range examples {
+		out = append(out, ShownExample{Text: data.ListOpsString(e.Tokens), Label: fmt.Sprintf("value %d", e.Label)})
+	}
+	return out, nil
+}
+
+// showPathfinder shows 32×32 images and whether their dots are joined.
+func showPathfinder(count int) ([]ShownExample, error) {
+	examples, err := data.Pathfinder(count, data.DefaultPathfinder, 1)
+	if err != nil {
+		return nil, err
+	}
+	var out []ShownExample
+	for _, e := range examples {
+		label := map[int32]string{0: "not joined", 1: "joined"}[e.Label]
+		out = append(out, ShownExample{Label: label, Pixels: square(e.Tokens, data.DefaultPathfinder.Size)})
+	}
+	return out, nil
+}
+
+// showPasskey shows prompts of 200 bytes with the key 100 bytes back.
+func showPasskey(count int) ([]ShownExample, error) {
+	tok, err := data.NewTokenizer("byte")
+	if err != nil {
+		return nil, err
+	}
+	prompts, err := data.Passkey(tok, count, 200, 100, "", 1)
+	if err != nil {
+		return nil, err
+	}
+	var out []ShownExample
+	for _, e := range prompts {
+		out = append(out, ShownExample{Text: tok.Decode(e.Prompt), Label: "answer" + tok.Decode(e.Answer)})
+	}
+	return out, nil
+}
+
+// showAssoc shows associative-recall sequences of 8 key-value pairs, as
+// `train data=assoc n=18` builds them: the pairs, the query token, a key; the
+// answer is its value.
+func showAssoc(count int) ([]ShownExample, error) {
+	o := data.AssocRecallOptions{Pairs: 8, Keys: 8, Values: 16, Distance: 10}
+	examples, err := data.AssocRecall(count, o, 1)
+	if err != nil {
+		return nil, err
+	}
+	token := func(t int32) string {
+		switch {
+		case int(t) < o.Keys:
+			return fmt.Sprintf("k%d", t)
+		case int(t) < o.Keys+o.Values:
+			return fmt.Sprintf("v%d", int(t)-o.Keys)
+		}
+		return "?"
+	}
+	var out []ShownExample
+	for _, e := range examples {
+		words := make([]string, len(e.Tokens))
+		for i, t := range e.Tokens {
+			words[i] = token(t)
+		}
+		out = append(out, ShownExample{Text: strings.Join(words, " "), Label: "answer " + token(e.Label)})
+	}
+	return out, nil
 }

@@ -7,23 +7,50 @@ import (
 
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
-	"github.com/gomlx/gomlx/ml/train"
 )
 
-// TaskMatch is image-text retrieval (data=shapes, a proxy for MSCOCO and
-// Flickr30K): a dual encoder, one model of the family reading the image's
-// pixels and one reading the caption's bytes, trained contrastively so that
-// an image's embedding is nearest its own caption's among a batch, and
-// measured by recall@1 and @5 in both directions over a whole split.
-const TaskMatch = "match"
+// Image-text retrieval (data=shapes, a proxy for MSCOCO and Flickr30K): a
+// dual encoder, one model of the family reading the image's pixels and one
+// reading the caption's bytes, trained contrastively so that an image's
+// embedding is nearest its own caption's among a batch, and measured by
+// recall@1 and @5 in both directions over a whole split.
+func init() {
+	registerDataset(Dataset{
+		Names: func() []string { return []string{"shapes"} }, Kind: TaskMatch, BothWays: true,
+		Summary: "image-text matching: generated shapes and their captions, a dual encoder (MSCOCO/Flickr30K stand-in)",
+		Reads:   []string{"examples", "pool"},
+		Build: func(o Options, cfg models.Config) (task, models.Config, error) {
+			return newMatchTask(o, cfg)
+		},
+		Show: showShapes,
+	})
+}
 
-// shapesData is the one matching set.
-const shapesData = "shapes"
+// showShapes draws image-caption pairs.
+func showShapes(_, _ string, count, pool int) ([]ShownExample, error) {
+	pairs, err := data.ShapePairs(count, data.DefaultShapes, 1)
+	if err != nil {
+		return nil, err
+	}
+	side := data.DefaultShapes.Side
+	var out []ShownExample
+	for _, p := range pairs {
+		image := p.Image
+		if pool > 1 {
+			if image, err = data.PoolPixels(image, side, pool); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, ShownExample{Text: p.Text, Pixels: square(image, side/max(pool, 1))})
+	}
+	return out, nil
+}
 
 // embedDim is the width of the shared image-text embedding.
 const embedDim = 64
@@ -40,7 +67,7 @@ type matchTask struct {
 // newMatchTask generates the pairs (examples= training pairs, a tenth each for
 // valid and test, at least 500 so recall is measured over a real pool) and
 // derives the caption encoder from the image encoder's config.
-func newMatchTask(o Options, cfg models.Config) (*matchTask, models.Config, error) {
+func newMatchTask(o Options, cfg models.Config) (task, models.Config, error) {
 	shapes := data.DefaultShapes
 	side := shapes.Side
 	if o.Pool > 1 {
@@ -103,14 +130,6 @@ func captionEncoder(cfg models.Config, length int) (*models.Model, error) {
 func (t *matchTask) kind() string { return TaskMatch }
 func (t *matchTask) vocab() int   { return 256 }
 
-func (t *matchTask) next() train.Batch {
-	b := t.nextPadded()
-	return train.Batch{
-		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen)},
-		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Labels, b.Batch)},
-	}
-}
-
 // embed maps pairs [B, pixels+captionLen] to unit embeddings of the images
 // and of the captions, [2, B, embedDim].
 func (t *matchTask) embed(m *models.Model, scope *model.Scope, pairs *graph.Node) *graph.Node {
@@ -147,6 +166,14 @@ func (t *matchTask) loss(_ *models.Model, _, predictions []*graph.Node) *graph.N
 	return graph.DivScalar(graph.Add(graph.ReduceAllMean(rows), graph.ReduceAllMean(cols)), 2)
 }
 
+// evalExec embeds pairs: images and captions [2, B, embedDim].
+func (t *matchTask) evalExec(backend compute.Backend, store *model.Store, m *models.Model) *model.Exec {
+	return model.MustNewExec(backend, store, func(scope *model.Scope, pairs *graph.Node) *graph.Node {
+		defer models.RaiseAsError()
+		return t.embed(m, scope, pairs)
+	})
+}
+
 func (t *matchTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	all, err := t.evalBatches(spec.split, spec.batches)
 	if err != nil {
@@ -154,7 +181,7 @@ func (t *matchTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	}
 	var images, captions [][]float32
 	for _, b := range all {
-		outs, err := r.run(r.matchExec, tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen))
+		outs, err := r.run(tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen))
 		if err != nil {
 			return nil, err
 		}

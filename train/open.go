@@ -58,8 +58,9 @@ func (l *Loaded) Model() *models.Model { return l.model }
 
 // Tokenizer is the LM's tokenizer (nil for classifiers).
 func (l *Loaded) Tokenizer() data.Tokenizer {
-	if lm, ok := l.task.(*lmTask); ok {
-		return lm.tok
+	if text, ok := l.task.(textTask); ok {
+		tok, _ := text.text()
+		return tok
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
@@ -62,11 +63,11 @@ func DefaultOptions() Options {
 // validation, help and completion.
 var optionTable = option.Table[Options]{
 	option.Text("data", "corpus (LM), classification or retrieval set; see `ecpi train --help`", func(o *Options) *string { return &o.Data }, option.NotEmpty()),
-	option.Choice("tokenizer", "tokenizer of text corpora and of passkey", data.TokenizerNames, func(o *Options) *string { return &o.Tokenizer }),
-	option.Int("examples", "generated sets (listops, pathfinder, passkey, assoc): training examples, valid and test a tenth each (0: 10000)", func(o *Options) *int { return &o.Examples }, option.AtLeast(0)),
-	option.Int("distance", "passkey, assoc: tokens between the fact and the end of the prompt (0: n/2)", func(o *Options) *int { return &o.Distance }, option.AtLeast(0)),
-	option.Int("spread", "assoc: the queried pair's distance varies per example by up to ± this many tokens, so its position alone does not give the answer (0: fixed)", func(o *Options) *int { return &o.Spread }, option.AtLeast(0)),
-	option.Int("pool", "image sets and shapes: average pixels over pool×pool squares first (2: 28×28 → 14×14, 196 steps; 0: none)", func(o *Options) *int { return &o.Pool }, option.AtLeast(0)),
+	option.Choice("tokenizer", "tokenizer of text data", data.TokenizerNames, func(o *Options) *string { return &o.Tokenizer }),
+	option.Int("examples", "training examples of a generated set, valid and test a tenth each (0: 10000)", func(o *Options) *int { return &o.Examples }, option.AtLeast(0)),
+	option.Int("distance", "tokens between the fact and the end of the prompt (0: n/2)", func(o *Options) *int { return &o.Distance }, option.AtLeast(0)),
+	option.Int("spread", "the queried pair's distance varies per example by up to ± this many tokens, so its position alone does not give the answer (0: fixed)", func(o *Options) *int { return &o.Spread }, option.AtLeast(0)),
+	option.Int("pool", "average pixels over pool×pool squares first (2: 28×28 → 14×14, 196 steps; 0: none)", func(o *Options) *int { return &o.Pool }, option.AtLeast(0)),
 	option.Int("steps", "optimizer steps (resume: the total to reach)", func(o *Options) *int { return &o.Steps }, option.AtLeast(1)),
 	option.Int("batch", "sequences per micro-batch", func(o *Options) *int { return &o.Batch }, option.AtLeast(1)),
 	option.Int("accum", "micro-batches accumulated per optimizer step", func(o *Options) *int { return &o.Accum }, option.AtLeast(1)),
@@ -87,8 +88,17 @@ var optionTable = option.Table[Options]{
 	option.Bool("reuse", "keep the run in the run cache and reuse a finished run of the same options and seed instead of training again", func(o *Options) *bool { return &o.Reuse }),
 }
 
-// OptionInfos lists the training options with their defaults.
-func OptionInfos() []option.Info { return optionTable.Infos(DefaultOptions()) }
+// OptionInfos lists the training options with their defaults; a data
+// option's help ends with the data that read it, from the registry.
+func OptionInfos() []option.Info {
+	infos := optionTable.Infos(DefaultOptions())
+	for i, info := range infos {
+		if _, ok := dataOptions[info.Name]; ok {
+			infos[i].Help += "; data " + strings.Join(dataReading(info.Name), ", ")
+		}
+	}
+	return infos
+}
 
 // IsOption reports whether name is a training option.
 func IsOption(name string) bool {

@@ -107,14 +107,11 @@ func (l *Loaded) InputTokens(text string) ([]int32, error) {
 		window, _ := sampleWindow(ids, n, l.model.LossStart(), tok.Encode("\n")[0])
 		return window, nil
 	}
-	var set *exampleSet
-	switch t := l.task.(type) {
-	case *classTask:
-		set = t.exampleSet
-	case *retrievalTask:
-		set = t.exampleSet
+	examples, ok := l.task.(interface{ firstExample() []int32 })
+	if !ok {
+		return nil, fmt.Errorf("data %s gives the probes no text or example to read", l.opts.Data)
 	}
-	first := set.splits["valid"][0].Tokens
+	first := examples.firstExample()
 	first = first[:min(len(first), n)] // a retrieval example's last token is the answer's end
 	return padTo(first, 1, len(first), n), nil
 }

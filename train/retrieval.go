@@ -8,6 +8,7 @@ import (
 
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -72,10 +73,10 @@ func answerNLL(m *models.Model, logits, targets, weights *graph.Node) (nll, scor
 	return tokenNLL(logits, graph.SliceAxis(targets, 1, from)), graph.SliceAxis(weights, 1, from)
 }
 
-// answerGraph is the evaluation of a retrieval batch: (tokens, targets,
+// evalExec is the evaluation of a retrieval batch: (tokens, targets,
 // weights) -> (Σ weight·nll, Σ weight, whole answers right, answers).
-func answerGraph(m *models.Model) func(scope *model.Scope, in []*graph.Node) []*graph.Node {
-	return func(scope *model.Scope, in []*graph.Node) []*graph.Node {
+func (t *retrievalTask) evalExec(backend compute.Backend, store *model.Store, m *models.Model) *model.Exec {
+	return model.MustNewExec(backend, store, func(scope *model.Scope, in []*graph.Node) []*graph.Node {
 		defer models.RaiseAsError()
 		tokens, targets, weights := in[0], in[1], in[2]
 		logits := m.Logits(scope, tokens)
@@ -87,7 +88,7 @@ func answerGraph(m *models.Model) func(scope *model.Scope, in []*graph.Node) []*
 		whole := graph.LogicalAnd(answered, graph.Equal(misses, graph.ZerosLike(misses)))
 		count := func(b *graph.Node) *graph.Node { return graph.ReduceAllSum(graph.ConvertDType(b, dtypes.Float32)) }
 		return []*graph.Node{graph.ReduceAllSum(graph.Mul(nll, w)), graph.ReduceAllSum(w), count(whole), count(answered)}
-	}
+	})
 }
 
 func (t *retrievalTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
@@ -99,7 +100,7 @@ func (t *retrievalTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	var sumNLL, answerTokens, correct, count float64
 	for _, b := range all {
 		inputs, targets, weights := answerBatch(b, t.n)
-		outs, err := r.run(r.answerExec,
+		outs, err := r.run(
 			tensors.FromFlatDataAndDimensions(inputs, b.Batch, t.n),
 			tensors.FromFlatDataAndDimensions(targets, b.Batch, t.n),
 			tensors.FromFlatDataAndDimensions(weights, b.Batch, t.n))
@@ -151,7 +152,7 @@ func (r *RetrievalResult) Text() string {
 func Retrieval(ctx context.Context, o Options, distances []int, progress func(distance int, p Progress), done func(*RetrievalResult)) ([]*RetrievalResult, error) {
 	g, ok := generatedSets[o.Data]
 	if !ok || g.kind != TaskRetrieve {
-		return nil, fmt.Errorf("retrieval needs data=%v, not %q", RetrievalNames(), o.Data)
+		return nil, fmt.Errorf("retrieval needs data=%v, not %q", DataNamesOf(TaskRetrieve), o.Data)
 	}
 	if len(distances) == 0 {
 		return nil, fmt.Errorf("retrieval needs at least one distance")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // A run folder is written by one process at a time: the writer holds an
@@ -139,4 +140,53 @@ func removeTemporaries(dir string) error {
 		}
 	}
 	return nil
+}
+
+// claimNewRun locks the folder of a new run: run (refused when it holds
+// checkpoints), or when run is "" a new <runs>/<name>-<time>.
+func claimNewRun(run, runs, name string) (*runDir, error) {
+	if run == "" {
+		return claimNewRunDir(filepath.Join(runs, fmt.Sprintf("%s-%s", name, time.Now().Format("20060102-150405"))))
+	}
+	// Checked before the lock, so a refused run leaves the folder untouched,
+	// and again once it is held.
+	if err := refuseSavedRun(run); err != nil {
+		return nil, err
+	}
+	d, err := claimRunDir(run)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseSavedRun(run); err != nil {
+		d.release()
+		return nil, err
+	}
+	return d, nil
+}
+
+func refuseSavedRun(run string) error {
+	if existing, _ := Checkpoints(run); len(existing) > 0 {
+		return fmt.Errorf("run folder %s already has checkpoints: continue it with `ecpi resume run=%s` or choose another run=", run, run)
+	}
+	return nil
+}
+
+// claimResumedRun locks the run folder of the checkpoint resumed at step, or,
+// when that run has later checkpoints, a new folder beside it (branched).
+func claimResumedRun(checkpoint string, step int) (d *runDir, branched bool, err error) {
+	run := filepath.Dir(checkpoint)
+	if d, err = claimRunDir(run); err != nil {
+		return nil, false, err
+	}
+	all, err := Checkpoints(run)
+	if err != nil {
+		d.release()
+		return nil, false, err
+	}
+	if len(all) > 0 && filepath.Base(all[len(all)-1]) == filepath.Base(checkpoint) {
+		return d, false, nil
+	}
+	d.release()
+	d, err = claimNewRunDir(fmt.Sprintf("%s-from-%d", run, step))
+	return d, true, err
 }

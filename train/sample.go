@@ -67,8 +67,9 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 		return nil, err
 	}
 	r := &SampleResult{Prompt: o.Prompt, Text: tok.Decode(generated), Tokens: len(generated), Checkpoint: l.Dir}
-	if lm, ok := l.task.(*lmTask); ok && l.opts.Tokenizer == "byte" {
-		r.Hint = ReadabilityHint(l.Manifest, r.Text, lm.corpus)
+	if text, ok := l.task.(textTask); ok && l.opts.Tokenizer == "byte" {
+		_, corpus := text.text()
+		r.Hint = ReadabilityHint(l.Manifest, r.Text, corpus)
 	}
 	return r, nil
 }

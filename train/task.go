@@ -1,15 +1,12 @@
 package train
 
 import (
-	"cmp"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -18,38 +15,13 @@ import (
 	"github.com/gomlx/gomlx/ml/train"
 )
 
-// The three kinds of task; the data name decides which one a run is.
+// The kinds of task; the data name decides which one a run is (Dataset).
 const (
 	TaskLM       = "lm"       // next-token prediction on a text corpus
 	TaskClassify = "classify" // sequence classification (pixel sequences, LRA tasks)
 	TaskRetrieve = "retrieve" // a prompt then its answer: next-token loss on the answer only, accuracy of whole answers
+	TaskMatch    = "match"    // image-text retrieval by a dual encoder (match.go)
 )
-
-// TaskOf tells which kind of task data name is.
-func TaskOf(name string) (string, error) {
-	switch {
-	case slices.Contains(data.CorpusNames(), name):
-		return TaskLM, nil
-	case slices.Contains(data.ImageSetNames, name):
-		return TaskClassify, nil
-	}
-	if g, ok := generatedSets[name]; ok {
-		return g.kind, nil
-	}
-	if name == shapesData {
-		return TaskMatch, nil
-	}
-	return "", fmt.Errorf("unknown data %q; corpora: %s; classification: %s; retrieval: %s; image-text matching: %s", name,
-		strings.Join(data.CorpusNames(), ", "), strings.Join(ClassificationNames(), ", "), strings.Join(RetrievalNames(), ", "), shapesData)
-}
-
-// ClassificationNames lists the classification sets train accepts.
-func ClassificationNames() []string {
-	return append(slices.Clone(data.ImageSetNames), generatedNames(TaskClassify)...)
-}
-
-// RetrievalNames lists the retrieval sets (passkey, assoc).
-func RetrievalNames() []string { return generatedNames(TaskRetrieve) }
 
 // task is what a run trains on: batches for the trainer, the model's head
 // and loss, and the validation metric.
@@ -64,7 +36,16 @@ type task interface {
 	restore(data.BatchState)
 	predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node
 	loss(m *models.Model, labels, predictions []*graph.Node) *graph.Node
+	// evalExec compiles (lazily) the task's evaluation graph (dropout off),
+	// which evaluate runs through its evaluator.
+	evalExec(backend compute.Backend, store *model.Store, m *models.Model) *model.Exec
 	evaluate(r *evaluator, spec evalSpec) (*Eval, error)
+}
+
+// textTask is a task on text that a model can continue (sample) and read
+// (probes): its tokenizer and corpus.
+type textTask interface {
+	text() (data.Tokenizer, *data.Corpus)
 }
 
 // Eval is a validation or test measurement.
@@ -100,62 +81,6 @@ func (e *Eval) LossFrom(from int) (float64, error) {
 	return sum / float64(len(e.ByPosition)-(from-e.FirstPosition)), nil
 }
 
-// lmTask trains on random windows of a corpus and evaluates with ecpi's
-// protocol (windows of n+1 tokens, stride n/2, every target once) or the ECP
-// authors' (see authorsWindowMeans and authorsRandomWindows).
-type lmTask struct {
-	tok     data.Tokenizer
-	corpus  *data.Corpus
-	batches *data.LMBatches
-	n       int
-	batch   int
-}
-
-func newLMTask(o Options, n int) (*lmTask, error) {
-	tok, err := data.NewTokenizer(o.Tokenizer)
-	if err != nil {
-		return nil, err
-	}
-	corpus, err := data.LoadCorpus(o.Home, o.Data)
-	if err != nil {
-		return nil, err
-	}
-	t := &lmTask{tok: tok, corpus: corpus, n: n, batch: o.Batch}
-	if n > 0 {
-		tokens, err := corpus.Tokens(tok, "train")
-		if err != nil {
-			return nil, err
-		}
-		if t.batches, err = data.NewLMBatches(tokens, o.Batch, n, uint64(o.Seed)); err != nil {
-			return nil, fmt.Errorf("corpus %s, train split: %w", o.Data, err)
-		}
-	}
-	return t, nil
-}
-
-func (t *lmTask) kind() string              { return TaskLM }
-func (t *lmTask) vocab() int                { return t.tok.VocabSize() }
-func (t *lmTask) inputLength() int          { return t.n }
-func (t *lmTask) state() data.BatchState    { return t.batches.State() }
-func (t *lmTask) restore(s data.BatchState) { t.batches.Restore(s) }
-
-func (t *lmTask) next() train.Batch {
-	b := t.batches.Next()
-	return train.Batch{
-		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen)},
-		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Targets, b.Batch, b.SeqLen)},
-	}
-}
-
-func (t *lmTask) predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node {
-	return m.Logits(scope, tokens)
-}
-
-func (t *lmTask) loss(m *models.Model, labels, predictions []*graph.Node) *graph.Node {
-	targets := graph.SliceAxis(labels[0], 1, graph.AxisRangeToEnd(m.LossStart()))
-	return graph.ReduceAllMean(tokenNLL(predictions[0], targets))
-}
-
 // tokenNLL is -log softmax(logits)[target] per position: logits [B, len, V],
 // targets [B, len] -> [B, len]. Gathering the target's logit avoids a
 // [B, len, V] one-hot, which for GPT-2's 50k vocabulary would double the
@@ -169,145 +94,6 @@ func tokenNLL(logits, targets *graph.Node) *graph.Node {
 	index := graph.Concatenate([]*graph.Node{rowIndex, graph.Reshape(graph.ConvertDType(targets, dtypes.Int32), rows, 1)}, 1)
 	logProbs := graph.Gather(graph.LogSoftmax(flat, -1), index)
 	return graph.Reshape(graph.Neg(logProbs), dims[0], dims[1])
-}
-
-func (t *lmTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
-	tokens, err := t.corpus.Tokens(t.tok, spec.split)
-	if err != nil {
-		return nil, err
-	}
-	var e *Eval
-	switch {
-	case spec.protocol == ProtocolAuthors && t.tok.Name() == "byte":
-		e, err = t.authorsRandomWindows(r, tokens, spec)
-	case spec.protocol == ProtocolAuthors:
-		e, err = t.authorsWindowMeans(r, tokens, spec)
-	default:
-		e, err = t.everyTargetOnce(r, tokens, spec)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("corpus %s, %s split: %w", t.corpus.Name, spec.split, err)
-	}
-	e.Split, e.Protocol = spec.split, spec.protocol
-	e.PPL = math.Exp(e.Loss)
-	if t.tok.Name() == "byte" {
-		e.BPC = e.Loss / math.Ln2
-	}
-	return e, nil
-}
-
-// everyTargetOnce is ecpi's protocol: windows of n+1 tokens at stride n/2,
-// every target of the split scored once (with at least n/2 tokens of context
-// after the first window), by the positions that carry the model's loss. It
-// also measures the loss by position within the window (every window, every
-// scored position), where ECP's refined history should show.
-func (t *lmTask) everyTargetOnce(r *evaluator, tokens []int32, spec evalSpec) (*Eval, error) {
-	windows, err := data.EvalWindows(tokens, t.n)
-	if err != nil {
-		return nil, err
-	}
-	if spec.batches > 0 {
-		windows = windows[:min(len(windows), spec.batches*t.batch)]
-	}
-	start := r.model.LossStart()
-	byPosition := make([]float64, t.n)
-	var sumNLL, count float64
-	err = t.scoreWindows(r, windows, func(w data.EvalWindow, nll []float32) {
-		for j, v := range nll {
-			position := start + j
-			byPosition[position] += float64(v) / float64(len(windows))
-			if position >= w.FirstCounted {
-				sumNLL, count = sumNLL+float64(v), count+1
-			}
-		}
-	})
-	return &Eval{Loss: sumNLL / max(count, 1), Count: int64(count), Windows: len(windows), ByPosition: byPosition[start:], FirstPosition: start}, err
-}
-
-// authorsWindowMeans is the ECP authors' perplexity (ECPTransformer_main.py,
-// compute_perplexity_huggingface): windows of n+1 tokens at stride n/2 from
-// the start, a tail that does not fill a window dropped; each window's mean
-// loss over all the positions the model scores (so overlapping targets count
-// twice), then the mean of the window means.
-func (t *lmTask) authorsWindowMeans(r *evaluator, tokens []int32, spec evalSpec) (*Eval, error) {
-	var windows []data.EvalWindow
-	for start := 0; start+t.n+1 <= len(tokens); start += max(1, t.n/2) {
-		windows = append(windows, data.EvalWindow{Start: start, Inputs: tokens[start : start+t.n], Targets: tokens[start+1 : start+t.n+1]})
-	}
-	if len(windows) == 0 {
-		return nil, fmt.Errorf("token stream of %d tokens is shorter than one window of n+1 = %d", len(tokens), t.n+1)
-	}
-	if spec.batches > 0 {
-		windows = windows[:min(len(windows), spec.batches*t.batch)]
-	}
-	return t.meanOfWindowMeans(r, windows)
-}
-
-// authorsRandomWindows is the ECP authors' character-level measurement
-// (MyNLPDataSet and the validation loop of ECPTransformer_main.py): batches of
-// windows of n+1 tokens at random starts (1000 batches; fewer with
-// eval_batches), the mean of the batch losses. The seed is fixed, so two
-// models see the same windows.
-func (t *lmTask) authorsRandomWindows(r *evaluator, tokens []int32, spec evalSpec) (*Eval, error) {
-	if len(tokens) < t.n+2 {
-		return nil, fmt.Errorf("token stream of %d tokens is shorter than one window of n+1 = %d", len(tokens), t.n+1)
-	}
-	batches := cmp.Or(spec.batches, authorsBatches)
-	rng := rand.New(rand.NewPCG(0xec9, uint64(t.n)))
-	windows := make([]data.EvalWindow, batches*t.batch)
-	for i := range windows {
-		start := rng.IntN(len(tokens) - t.n - 1)
-		windows[i] = data.EvalWindow{Start: start, Inputs: tokens[start : start+t.n], Targets: tokens[start+1 : start+t.n+1]}
-	}
-	return t.meanOfWindowMeans(r, windows) // every batch is full, so the mean of window means is the mean of batch means
-}
-
-// authorsBatches is the number of random batches the authors average.
-const authorsBatches = 1000
-
-func (t *lmTask) meanOfWindowMeans(r *evaluator, windows []data.EvalWindow) (*Eval, error) {
-	var sumMeans, count float64
-	err := t.scoreWindows(r, windows, func(_ data.EvalWindow, nll []float32) {
-		var sum float64
-		for _, v := range nll {
-			sum += float64(v)
-		}
-		sumMeans, count = sumMeans+sum/float64(len(nll)), count+float64(len(nll))
-	})
-	return &Eval{Loss: sumMeans / float64(len(windows)), Count: int64(count), Windows: len(windows)}, err
-}
-
-// scoreWindows runs the evaluation graph over windows in batches and hands
-// each real window with the loss of each position its model scores to add.
-func (t *lmTask) scoreWindows(r *evaluator, windows []data.EvalWindow, add func(w data.EvalWindow, nll []float32)) error {
-	scored := t.n - r.model.LossStart()
-	for i := 0; i < len(windows); i += t.batch {
-		group := windows[i:min(i+t.batch, len(windows))]
-		inputs, targets, _ := data.EvalBatch(padWindows(group, t.batch))
-		outs, err := r.run(r.lmExec,
-			tensors.FromFlatDataAndDimensions(inputs, t.batch, t.n),
-			tensors.FromFlatDataAndDimensions(targets, t.batch, t.n))
-		if err != nil {
-			return err
-		}
-		nll := tensors.MustCopyFlatData[float32](outs[0])
-		for w := range group {
-			add(group[w], nll[w*scored:(w+1)*scored])
-		}
-	}
-	return nil
-}
-
-// padWindows fills a last, short group up to the batch size with copies of
-// its first window whose targets are all context (weight 0).
-func padWindows(ws []data.EvalWindow, batch int) []data.EvalWindow {
-	out := slices.Clone(ws)
-	for len(out) < batch {
-		w := ws[0]
-		w.FirstCounted = len(w.Targets)
-		out = append(out, w)
-	}
-	return out
 }
 
 // exampleSet is a dataset of examples (images, generated tasks): its splits
@@ -326,6 +112,20 @@ func newExampleSet(splits map[string][]data.Example, o Options, length int) (*ex
 func (e *exampleSet) inputLength() int          { return e.length }
 func (e *exampleSet) state() data.BatchState    { return e.batches.State() }
 func (e *exampleSet) restore(s data.BatchState) { e.batches.Restore(s) }
+
+// firstExample is the tokens of the first validation example, which the
+// probes read when there is no text to give a model.
+func (e *exampleSet) firstExample() []int32 { return e.splits["valid"][0].Tokens }
+
+// next is the next training batch: rows padded to length and their labels
+// (a retrieval task, whose labels are targets, makes its own).
+func (e *exampleSet) next() train.Batch {
+	b := e.nextPadded()
+	return train.Batch{
+		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen)},
+		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Labels, b.Batch)},
+	}
+}
 
 // nextPadded is the next training batch with its rows padded to length.
 func (e *exampleSet) nextPadded() data.ClassBatch {
@@ -373,74 +173,4 @@ func longest(splits map[string][]data.Example) int {
 		}
 	}
 	return n
-}
-
-// classTask trains a classifier on token sequences (pixels, ListOps, Pathfinder).
-type classTask struct {
-	*exampleSet
-	classes, voc int
-}
-
-// newImageTask reads an image set as pixel sequences; their length is the model's n.
-func newImageTask(o Options) (*classTask, error) {
-	set, err := data.LoadImages(o.Home, o.Data)
-	if err != nil {
-		return nil, err
-	}
-	if o.Pool > 1 {
-		if set, err = set.Pooled(o.Pool); err != nil {
-			return nil, err
-		}
-	}
-	splits := map[string][]data.Example{}
-	for _, split := range data.SplitNames {
-		if splits[split], err = set.Sequences(split, false); err != nil {
-			return nil, err
-		}
-	}
-	examples, err := newExampleSet(splits, o, longest(splits))
-	return &classTask{exampleSet: examples, classes: 10, voc: 256}, err
-}
-
-func (t *classTask) kind() string { return TaskClassify }
-func (t *classTask) vocab() int   { return t.voc }
-
-func (t *classTask) next() train.Batch {
-	b := t.nextPadded()
-	return train.Batch{
-		Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen)},
-		Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(b.Labels, b.Batch)},
-	}
-}
-
-func (t *classTask) predict(m *models.Model, scope *model.Scope, tokens *graph.Node) *graph.Node {
-	return m.ClassLogits(scope, tokens, t.classes)
-}
-
-func (t *classTask) loss(_ *models.Model, labels, predictions []*graph.Node) *graph.Node {
-	logits := graph.InsertAxes(predictions[0], 1) // [B, 1, classes]
-	return graph.ReduceAllMean(tokenNLL(logits, graph.InsertAxes(labels[0], 1)))
-}
-
-func (t *classTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
-	split := spec.split
-	all, err := t.evalBatches(split, spec.batches)
-	if err != nil {
-		return nil, err
-	}
-	var sumNLL float64
-	var correct, count int64
-	for _, b := range all {
-		outs, err := r.run(r.classExec,
-			tensors.FromFlatDataAndDimensions(b.Inputs, b.Batch, b.SeqLen),
-			tensors.FromFlatDataAndDimensions(b.Labels, b.Batch))
-		if err != nil {
-			return nil, err
-		}
-		sumNLL += float64(outs[0].Value().(float32))
-		correct += int64(outs[1].Value().(float32))
-		count += int64(outs[2].Value().(float32))
-	}
-	n := float64(max(count, 1))
-	return &Eval{Split: split, Loss: sumNLL / n, Acc: float64(correct) / n, Count: count}, nil
 }
