@@ -24,6 +24,8 @@ type Config struct {
 	Dropout float64 // on attention weights and on the feed-forward hidden layer, while training
 	Theta   float64 // RoPE base
 	Causal  bool    // false lets a bidirectional family attend both ways (classification)
+	Tied    bool    // the output layer is the token embedding's transpose (GPT-2's tied weights)
+	Preset  string  // the Preset the config started from ("": none)
 
 	own any // the family's own options: a value of its Spec's O
 }
@@ -71,6 +73,8 @@ var commonOptions = option.Table[Config]{
 	option.Float("dropout", "dropout rate on attention weights and the feed-forward hidden layer, while training", func(c *Config) *float64 { return &c.Dropout }, option.Fraction()),
 	option.Float("theta", "RoPE base frequency", func(c *Config) *float64 { return &c.Theta }, option.Positive[float64]()),
 	option.Bool("causal", "false lets the model attend both ways (classification only)", func(c *Config) *bool { return &c.Causal }),
+	option.Bool("tied", "the output layer reuses the token embedding, transposed (GPT-2's tied weights)", func(c *Config) *bool { return &c.Tied }),
+	option.OptionalChoice("preset", "a paper's configuration (`ecpi models preset=NAME` counts it); options typed beside it override its own", PresetNames(), func(c *Config) *string { return &c.Preset }),
 }
 
 // AllOptions documents every option some family reads, once each (defaults of
@@ -132,6 +136,10 @@ func ParseConfig(values map[string]string) (Config, error) {
 // (a half-segment dividing n, ...) are Validate's: train parses first and
 // validates once the data has set n and the vocabulary.
 func Parse(values map[string]string) (Config, error) {
+	values, err := withPreset(values)
+	if err != nil {
+		return Config{}, err
+	}
 	family := values["model"]
 	if family == "" {
 		family = DefaultFamily()
@@ -143,7 +151,7 @@ func Parse(values map[string]string) (Config, error) {
 	c := DefaultConfig(family)
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		switch {
-		case name == "model":
+		case name == "model" || name == "preset" && values[name] == "":
 			continue
 		case !IsOption(name):
 			return Config{}, fmt.Errorf("unknown model option %q", name)

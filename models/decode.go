@@ -155,7 +155,7 @@ func (m *Model) DecodeStep(scope *model.Scope, window, position, keys, valid, sk
 	}
 	m.decoding = nil
 	x = LayerNorm(scope.In("final_norm"), x)
-	logits = Linear(scope.In("logits"), x, c.Vocab, true)
+	logits = m.head(scope, x)
 	return graph.Reshape(logits, batch, c.Vocab), updated
 }
 

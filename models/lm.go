@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -79,8 +80,21 @@ func (m *Model) LossStart() int { return m.Config.LossStart() }
 // Logits maps tokens [B, n] (int32) to next-token logits [B, n - LossStart, vocab]
 // for the positions that carry the loss.
 func (m *Model) Logits(scope *model.Scope, tokens *graph.Node) *graph.Node {
-	hidden := m.Trunk(scope, tokens)
-	return Linear(scope.In("logits"), hidden, m.Config.Vocab, true)
+	return m.head(scope, m.Trunk(scope, tokens))
+}
+
+// head maps hidden states [..., d] to next-token logits [..., vocab]: a
+// matrix and bias of its own, or (Tied) the token embedding's transpose.
+func (m *Model) head(scope *model.Scope, hidden *graph.Node) *graph.Node {
+	c := m.Config
+	if !c.Tied {
+		return Linear(scope.In("logits"), hidden, c.Vocab, true)
+	}
+	table := scope.At("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float32, c.Vocab, c.Dim)).NodeValue(hidden.Graph())
+	dims := hidden.Shape().Dimensions
+	flat := graph.Reshape(hidden, -1, c.Dim)
+	logits := graph.MatMul(flat, graph.Transpose(graph.ConvertDType(table, hidden.DType()), 0, 1))
+	return graph.Reshape(logits, append(slices.Clone(dims[:len(dims)-1]), c.Vocab)...)
 }
 
 // Trunk runs embedding, every block and the final layer norm:

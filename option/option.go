@@ -296,6 +296,18 @@ func Choice[S any](name, help string, values []string, field func(*S) *string) F
 		func(v string) (string, error) { return ParseChoice(name, v, values) }, func(v string) string { return v })
 }
 
+// OptionalChoice is Choice that may also stay unset (""), as an option that
+// only matters when given.
+func OptionalChoice[S any](name, help string, values []string, field func(*S) *string) Field[S] {
+	return typed(name, help, "one of: "+strings.Join(values, ", ")+" (or unset)", values, field,
+		func(v string) (string, error) {
+			if v == "" {
+				return v, nil
+			}
+			return ParseChoice(name, v, values)
+		}, func(v string) string { return v })
+}
+
 // Text is a free-text option; rules may still restrict it (e.g. not empty).
 func Text[S any](name, help string, field func(*S) *string, rules ...Rule[string]) Field[S] {
 	return typed(name, help, "text", nil, field, func(v string) (string, error) { return v, check(name, v, strconv.Quote(v), rules) },

@@ -20,8 +20,11 @@ import (
 func init() {
 	Register(&Command{
 		Name:    "models",
-		Summary: "list the model families, their options and defaults",
+		Summary: "list the model families, their options and defaults; preset=NAME counts a paper's model",
 		Args:    "[FAMILY]",
+		Details: "preset=NAME builds one of the papers' configurations (without allocating its weights) and prints\n" +
+			"its parameter count beside the paper's; preset=all counts every preset. `train preset=NAME` trains it.",
+		Options: []Option{ChoiceOption("preset", "", "a paper's configuration to count, or all", append(models.PresetNames(), "all")...)},
 		Run:     runModels,
 	})
 	Register(&Command{
@@ -141,6 +144,25 @@ func (d familyDetail) Text() string {
 }
 
 func runModels(c *Call) error {
+	if preset := c.String("preset"); preset != "" {
+		if len(c.Args) > 0 {
+			return Usagef("models takes a FAMILY or preset=, not both")
+		}
+		names := []string{preset}
+		if preset == "all" {
+			names = models.PresetNames()
+		}
+		for _, name := range names {
+			r, err := train.CountPreset(name)
+			if err != nil {
+				return err
+			}
+			if err := c.Emit(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if len(c.Args) == 0 {
 		return c.Emit(familyList(models.Families()))
 	}
