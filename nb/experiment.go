@@ -77,14 +77,19 @@ func Train(options string) Trained {
 
 // trainQuietly is Train without the summary line (progress and the live plot
 // still show while a run trains).
-func trainQuietly(options string) Trained {
-	results := Must(run("train "+options, true))
+func trainQuietly(options string) Trained { return Must(tryTrain(options)) }
+
+// tryTrain is trainQuietly returning the run's error.
+func tryTrain(options string) (Trained, error) {
+	results, err := run("train "+options, true)
+	if err != nil {
+		return Trained{}, err
+	}
 	if len(results) == 0 {
-		Must(0, fmt.Errorf("train %s gave no result", options))
+		return Trained{}, fmt.Errorf("train %s gave no result", options)
 	}
 	var r Trained
-	Must(0, results[len(results)-1].Decode(&r))
-	return r
+	return r, results[len(results)-1].Decode(&r)
 }
 
 // TrainSeeds trains each variant with seeds 1..seeds on shared options,
@@ -196,17 +201,26 @@ func (e *Experiment) Record(experiment string, runs map[string][]Trained, metric
 func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, loss func(Trained) float64) []Variant {
 	tuned := make([]Variant, len(variants))
 	for i, v := range variants {
-		sweep := results.Sweep{Model: v.Label, LR: grid}
-		for _, lr := range grid {
-			r := trainQuietly(fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr))
+		sweep := results.Sweep{Model: v.Label, LR: grid, Diverged: make([]bool, len(grid))}
+		best := -1
+		for j, lr := range grid {
+			line := fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr)
+			r, err := tryTrain(line)
+			if err != nil && strings.Contains(err.Error(), "not finite") {
+				// A rate that diverges is one answer of the sweep, not the end of the cell.
+				sweep.Valid, sweep.Diverged[j] = append(sweep.Valid, 0), true
+				fmt.Printf("%-22s lr=%g diverged\n", v.Label, lr)
+				continue
+			}
+			Must(0, err)
 			sweep.Steps = r.Steps
 			sweep.Valid = append(sweep.Valid, loss(r))
-		}
-		best := 0
-		for j, value := range sweep.Valid {
-			if value < sweep.Valid[best] {
+			if best < 0 || sweep.Valid[j] < sweep.Valid[best] {
 				best = j
 			}
+		}
+		if best < 0 {
+			Must(0, fmt.Errorf("%s diverged at every learning rate of %s", v.Label, list(grid)))
 		}
 		sweep.Chosen = grid[best]
 		e.Sweeps = append(e.Sweeps, sweep)

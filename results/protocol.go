@@ -43,11 +43,12 @@ type Comparison struct {
 // Sweep is one model's learning-rate search: the validation figure at each
 // rate of the grid after the same steps, and the rate chosen for its seeds.
 type Sweep struct {
-	Model  string    `json:"model"`
-	Steps  int       `json:"steps"`
-	LR     []float64 `json:"lr"`
-	Valid  []float64 `json:"valid"`
-	Chosen float64   `json:"chosen"`
+	Model    string    `json:"model"`
+	Steps    int       `json:"steps"`
+	LR       []float64 `json:"lr"`
+	Valid    []float64 `json:"valid"`              // 0 where the rate diverged
+	Diverged []bool    `json:"diverged,omitempty"` // the loss became infinite or NaN at that rate
+	Chosen   float64   `json:"chosen"`
 }
 
 // minGrid is the number of learning rates every model's sweep tries.

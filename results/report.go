@@ -150,6 +150,9 @@ func sweepText(s Sweep) string {
 	parts := make([]string, len(s.LR))
 	for i := range s.LR {
 		parts[i] = fmt.Sprintf("lr %g → %.4g", s.LR[i], s.Valid[i])
+		if i < len(s.Diverged) && s.Diverged[i] {
+			parts[i] = fmt.Sprintf("lr %g → diverged", s.LR[i])
+		}
 	}
 	return strings.Join(parts, ", ")
 }

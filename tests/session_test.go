@@ -123,10 +123,10 @@ func TestNotebookExperimentHelpers(t *testing.T) {
 
 	e := nb.NewExperiment("06-efficiency", "helpers")
 	e.Record("lm", trained, "valid_bpc", bpc)
-	grid := []float64{1e-3, 2e-3, 4e-3, 8e-3}
+	grid := []float64{1e-3, 2e-3, 4e-3, 1e6} // the last rate diverges: one answer of the sweep
 	tuned := e.Tune(shared, variants, grid, bpc)
-	if len(e.Sweeps) != 2 || len(e.Sweeps[0].Valid) != 4 || !slices.Contains(grid, e.Sweeps[0].Chosen) ||
-		!strings.HasSuffix(tuned[0].Options, fmt.Sprintf("lr=%g", e.Sweeps[0].Chosen)) {
+	if len(e.Sweeps) != 2 || len(e.Sweeps[0].Valid) != 4 || !e.Sweeps[0].Diverged[3] || e.Sweeps[0].Chosen == 1e6 ||
+		!slices.Contains(grid, e.Sweeps[0].Chosen) || !strings.HasSuffix(tuned[0].Options, fmt.Sprintf("lr=%g", e.Sweeps[0].Chosen)) {
 		t.Errorf("sweeps %+v, tuned variants %+v", e.Sweeps, tuned)
 	}
 	faster, slower := []float64{2000, 2100, 1900}, []float64{1000, 1050, 950}

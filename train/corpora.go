@@ -137,7 +137,9 @@ func (t *lmTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 		return nil, fmt.Errorf("corpus %s, %s split: %w", t.corpus.Name, spec.split, err)
 	}
 	e.Split, e.Protocol = spec.split, spec.protocol
-	e.PPL = math.Exp(e.Loss)
+	if ppl := math.Exp(e.Loss); !math.IsInf(ppl, 0) { // a loss past 709 nats has no float64 perplexity
+		e.PPL = ppl
+	}
 	if t.tok.Name() == "byte" {
 		e.BPC = e.Loss / math.Ln2
 	}

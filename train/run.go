@@ -249,6 +249,9 @@ func (s *session) loop(ctx context.Context, progress func(Progress)) (*Result, e
 			} else if err != nil {
 				return nil, err
 			}
+			if math.IsNaN(p.Eval.Loss) || math.IsInf(p.Eval.Loss, 0) {
+				return nil, fmt.Errorf("step %d: the validation loss is not finite; lower lr= or raise warmup=", s.step)
+			}
 			p.Eval.Step = s.step
 			s.lastEval = p.Eval
 			if checkpoint, err = s.save(); err != nil {
@@ -321,8 +324,8 @@ func (s *session) trainStep() (float64, error) {
 		sum += float64(metrics[0].Value().(float32))
 	}
 	loss := sum / float64(s.opts.Accum)
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return 0, errors.New("the loss is not finite; lower lr= or raise warmup=")
+	if norm := s.gradNorm(); math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, errors.New("the loss or its gradient is not finite; lower lr= or raise warmup=")
 	}
 	return loss, nil
 }
