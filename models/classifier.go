@@ -15,5 +15,5 @@ import (
 func (m *Model) ClassLogits(scope *model.Scope, tokens *graph.Node, classes int) *graph.Node {
 	hidden := m.Trunk(scope, tokens)
 	pooled := LayerNorm(scope.In("pool_norm"), graph.ReduceMean(hidden, 1))
-	return Linear(scope.In("classes"), pooled, classes, true)
+	return toFloat32(Linear(scope.In("classes"), pooled, classes, true)) // the loss in float32
 }

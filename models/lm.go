@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -13,6 +14,7 @@ import (
 	"github.com/gomlx/gomlx/ml/layers/norm"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
+	"github.com/gomlx/gomlx/ml/nn"
 )
 
 // LayerNormEpsilon is the ε of every layer norm: PyTorch's default, which the
@@ -46,6 +48,11 @@ type AttentionFunc func(b *Block, x *graph.Node) *graph.Node
 // functions inside a model.Exec.
 type Model struct {
 	Config Config // resolved
+	// Compute is the dtype of activations and matrix products: Float32 (the
+	// zero value means it) or BFloat16 for mixed precision. Variables stay
+	// float32 whatever it is, and layer norms, attention scores, their softmax
+	// and the logits are computed in float32.
+	Compute dtypes.DType
 	// Probe, when set, sees intermediate values while the graph is built
 	// (probes and notebooks); training leaves it nil.
 	Probe  *Probe
@@ -71,6 +78,14 @@ func New(cfg Config) (*Model, error) {
 	return &Model{Config: r, layers: r.LayerPatterns()}, nil
 }
 
+// computeType is Compute, Float32 when unset.
+func (m *Model) computeType() dtypes.DType {
+	if m.Compute == dtypes.InvalidDType {
+		return dtypes.Float32
+	}
+	return m.Compute
+}
+
 // Layers lists what each layer computes.
 func (m *Model) Layers() []Layer { return m.layers }
 
@@ -87,14 +102,15 @@ func (m *Model) Logits(scope *model.Scope, tokens *graph.Node) *graph.Node {
 // matrix and bias of its own, or (Tied) the token embedding's transpose.
 func (m *Model) head(scope *model.Scope, hidden *graph.Node) *graph.Node {
 	c := m.Config
+	hidden = graph.ConvertDType(hidden, m.computeType())
 	if !c.Tied {
-		return Linear(scope.In("logits"), hidden, c.Vocab, true)
+		return graph.ConvertDType(Linear(scope.In("logits"), hidden, c.Vocab, true), dtypes.Float32)
 	}
 	table := scope.At("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float32, c.Vocab, c.Dim)).NodeValue(hidden.Graph())
 	dims := hidden.Shape().Dimensions
 	flat := graph.Reshape(hidden, -1, c.Dim)
 	logits := graph.MatMul(flat, graph.Transpose(graph.ConvertDType(table, hidden.DType()), 0, 1))
-	return graph.Reshape(logits, append(slices.Clone(dims[:len(dims)-1]), c.Vocab)...)
+	return graph.ConvertDType(graph.Reshape(logits, append(slices.Clone(dims[:len(dims)-1]), c.Vocab)...), dtypes.Float32)
 }
 
 // Trunk runs embedding, every block and the final layer norm:
@@ -104,7 +120,7 @@ func (m *Model) Trunk(scope *model.Scope, tokens *graph.Node) *graph.Node {
 	if tokens.Shape().Dim(1) != c.SeqLen {
 		panic(fmt.Errorf("model %s expects sequences of n=%d tokens, got %d", c.Model, c.SeqLen, tokens.Shape().Dim(1)))
 	}
-	x := embed(scope.In("embed"), tokens, c.Vocab, c.Dim)
+	x := graph.ConvertDType(embed(scope.In("embed"), tokens, c.Vocab, c.Dim), m.computeType())
 	for i := range m.layers {
 		x = m.block(scope.In("layer_%02d", i), i, x)
 	}
@@ -228,8 +244,13 @@ func (b *Block) Attend(q, k, v *graph.Node) *graph.Node {
 		return b.attendDecoded(q, k, v, nil)
 	}
 	b.recordCache(k, v)
-	return b.Layer.Pattern.Attend(q, k, v, b.AttentionDropout(q.Graph()))
+	out := b.Layer.Pattern.Attend(toFloat32(q), toFloat32(k), toFloat32(v), b.AttentionDropout(q.Graph()))
+	return graph.ConvertDType(out, q.DType())
 }
+
+// toFloat32 gives attention its inputs in float32: under mixed precision its
+// scores and softmax statistics stay in float32.
+func toFloat32(x *graph.Node) *graph.Node { return graph.ConvertDType(x, dtypes.Float32) }
 
 // AttendGated runs a Gated pattern with its gate alpha [B, H, len].
 func (b *Block) AttendGated(q, k, v, alpha *graph.Node) *graph.Node {
@@ -237,7 +258,11 @@ func (b *Block) AttendGated(q, k, v, alpha *graph.Node) *graph.Node {
 		return b.attendDecoded(q, k, v, alpha)
 	}
 	b.recordCache(k, v)
-	return b.Layer.Pattern.(Gated).AttendGated(q, k, v, alpha, b.AttentionDropout(q.Graph()))
+	if alpha != nil {
+		alpha = toFloat32(alpha)
+	}
+	out := b.Layer.Pattern.(Gated).AttendGated(toFloat32(q), toFloat32(k), toFloat32(v), alpha, b.AttentionDropout(q.Graph()))
+	return graph.ConvertDType(out, q.DType())
 }
 
 // recordCache keeps the layer's keys and values for Prefill.
@@ -266,15 +291,27 @@ func (b *Block) Observe(q, k, alpha *graph.Node) {
 
 // Linear is a dense layer initialised as PyTorch's nn.Linear, which the ECP
 // authors' models use: weights and bias uniform in ±1/√fan_in.
+// Its variables are float32 (where layers.Dense would take x's dtype) and
+// are cast to x's: under mixed precision the product runs in bfloat16 while
+// the optimizer updates float32 master weights.
 func Linear(scope *model.Scope, x *graph.Node, outDim int, bias bool) *graph.Node {
-	bound := 1 / math.Sqrt(float64(x.Shape().Dim(-1)))
-	return layers.Dense(scope.WithInitializer(initializer.RandomUniformFn(scope, -bound, bound)), x, bias, outDim)
+	inDim := x.Shape().Dim(-1)
+	bound := 1 / math.Sqrt(float64(inDim))
+	scope = scope.WithInitializer(initializer.RandomUniformFn(scope, -bound, bound)).In("dense") // layers.Dense's paths
+	g := x.Graph()
+	weights := graph.ConvertDType(scope.VariableWithShape("weights", shapes.Make(dtypes.Float32, inDim, outDim)).NodeValue(g), x.DType())
+	var biases *graph.Node
+	if bias {
+		biases = graph.ConvertDType(scope.VariableWithShape("biases", shapes.Make(dtypes.Float32, outDim)).NodeValue(g), x.DType())
+	}
+	return nn.Dense(x, weights, biases, compute.DenseLayoutInputOutputs)
 }
 
 // LayerNorm normalises the last axis with a learned gain (ones) and offset
-// (zeros), ε = LayerNormEpsilon.
+// (zeros), ε = LayerNormEpsilon, in float32 whatever x's dtype (its
+// statistics need float32's range), returning x's dtype.
 func LayerNorm(scope *model.Scope, x *graph.Node) *graph.Node {
-	return norm.LayerNorm(scope, x, -1).Epsilon(LayerNormEpsilon).Done()
+	return graph.ConvertDType(norm.LayerNorm(scope, toFloat32(x), -1).Epsilon(LayerNormEpsilon).Done(), x.DType())
 }
 
 // embed is the token embedding, initialised N(0, 1) as PyTorch's nn.Embedding.

@@ -73,6 +73,7 @@ func init() {
 			ChoiceOption("model", models.DefaultFamily(), "model family of the fixed small model", models.FamilyNames()...),
 			ChoiceOption("size", "small", "small: n=256, d=64, 2 layers; large: n=1024, d=256, 4 layers (4 heads, batch 8 both)", train.BenchSizes...),
 			IntOption("steps", "10", "timed steps per backend (after one compiling step)", option.AtLeast(1)),
+			ChoiceOption("precision", "float32", "float32, or bf16: mixed precision (train's precision=)", train.Precisions...),
 			{Name: "backends", Help: "comma-separated backends (default: every available one)", Check: func(v string) error {
 				for _, name := range strings.Split(v, ",") {
 					if err := checkBackendName(strings.TrimSpace(name)); err != nil {
@@ -358,7 +359,7 @@ func runBenchTrain(c *Call) error {
 		if err := c.Ctx.Err(); err != nil {
 			return fmt.Errorf("bench train interrupted before backend %s", name)
 		}
-		r, err := train.Bench(c.Ctx, name, c.String("model"), c.String("size"), steps)
+		r, err := train.Bench(c.Ctx, name, c.String("model"), c.String("size"), c.String("precision"), steps)
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("backend %s: %v", name, err))
 			continue

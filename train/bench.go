@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -20,6 +21,7 @@ type BenchResult struct {
 	Backend    string  `json:"backend"`
 	Model      string  `json:"model"`
 	Size       string  `json:"size"`
+	Precision  string  `json:"precision"`
 	Steps      int     `json:"steps"`
 	TokensPerS float64 `json:"tokens_per_s"`
 	MsPerStep  float64 `json:"ms_per_step"`
@@ -28,7 +30,7 @@ type BenchResult struct {
 
 // Text is one line.
 func (b *BenchResult) Text() string {
-	return fmt.Sprintf("%-8s %s (%s): %.0f tokens/s, %.1f ms/step (%d steps), compile %.0f ms", b.Backend, b.Model, b.Size, b.TokensPerS, b.MsPerStep, b.Steps, b.CompileMS)
+	return fmt.Sprintf("%-8s %s (%s, %s): %.0f tokens/s, %.1f ms/step (%d steps), compile %.0f ms", b.Backend, b.Model, b.Size, b.Precision, b.TokensPerS, b.MsPerStep, b.Steps, b.CompileMS)
 }
 
 // BenchSizes are the fixed models `bench train` times, batches of 8 each:
@@ -56,9 +58,9 @@ func BenchConfig(family, size string) (models.Config, error) {
 // for `steps` steps on the backend named and reports the speed of the steps
 // after the first (which compiles) and the compile time. The run folder is
 // temporary.
-func Bench(ctx context.Context, backend, family, size string, steps int) (*BenchResult, error) {
+func Bench(ctx context.Context, backend, family, size, precision string, steps int) (*BenchResult, error) {
 	o, err := ParseOptions(map[string]string{"data": "opticks", "batch": "8", "steps": fmt.Sprint(steps + 1), "eval_every": "0",
-		"eval_batches": "1", "keep": "1", "backend": backend})
+		"eval_batches": "1", "keep": "1", "backend": backend, "precision": cmp.Or(precision, "float32")})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +80,7 @@ func Bench(ctx context.Context, backend, family, size string, steps int) (*Bench
 	if r.Interrupted {
 		return nil, fmt.Errorf("interrupted after %d of %d steps", r.Steps, steps+1)
 	}
-	return &BenchResult{Backend: r.Backend, Model: r.Model, Size: size, Steps: r.Steps - 1, TokensPerS: r.TokensPerS, MsPerStep: r.MsPerStep, CompileMS: r.CompileMS}, nil
+	return &BenchResult{Backend: r.Backend, Model: r.Model, Size: size, Precision: o.Precision, Steps: r.Steps - 1, TokensPerS: r.TokensPerS, MsPerStep: r.MsPerStep, CompileMS: r.CompileMS}, nil
 }
 
 // GenerateOptions configures `bench generate`: models of each family and

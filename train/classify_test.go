@@ -47,19 +47,7 @@ func TestClassifierEndToEnd(t *testing.T) {
 			e.Acc, e.Loss, e.Count, *whole.ValidAcc, whole.ValidLoss)
 	}
 
-	o := tinyTask(t, values)
-	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := Run(ctx, o, func(p Progress) {
-		if p.Step == 2 {
-			cancel()
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	resumed, err := Resume(context.Background(), o.RunDir, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resumed := stoppedAndResumed(t, tinyTask(t, values), 2)
 	for i := range whole.Losses {
 		if resumed.Losses[i] != whole.Losses[i] {
 			t.Errorf("step %d: loss %.9g after resume, %.9g uninterrupted", i+1, resumed.Losses[i], whole.Losses[i])

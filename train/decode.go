@@ -6,6 +6,7 @@ import (
 
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -27,6 +28,11 @@ func NewDecoder(backend compute.Backend, store *model.Store, m *models.Model) (*
 	if !m.CanDecode() {
 		return nil, fmt.Errorf("model %s does not decode incrementally: it is not causal", m.Config.Model)
 	}
+	// Decoding keeps its caches in float32: a model trained in bf16 samples
+	// from its float32 master weights.
+	full := *m
+	full.Compute = dtypes.Float32
+	m = &full
 	d := &Decoder{model: m}
 	var err error
 	d.prefill, err = model.NewExec(backend, store, func(scope *model.Scope, tokens *graph.Node) []*graph.Node {

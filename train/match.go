@@ -110,6 +110,9 @@ func newMatchTask(o Options, cfg models.Config) (task, models.Config, error) {
 		return nil, cfg, err
 	}
 	text, err := captionEncoder(cfg, shapes.CaptionLen)
+	if err == nil {
+		text.Compute = computeType(o.Precision)
+	}
 	return &matchTask{exampleSet: examples, text: text, pixels: pixels, captionLen: shapes.CaptionLen}, cfg, err
 }
 
@@ -136,7 +139,7 @@ func (t *matchTask) embed(m *models.Model, scope *model.Scope, pairs *graph.Node
 	images := graph.SliceAxis(pairs, 1, graph.AxisRange(0, t.pixels))
 	captions := graph.SliceAxis(pairs, 1, graph.AxisRangeToEnd(t.pixels))
 	encode := func(name string, encoder *models.Model, tokens *graph.Node) *graph.Node {
-		pooled := graph.ReduceMean(encoder.Trunk(scope.In("%s", name), tokens), 1)
+		pooled := graph.ReduceMean(graph.ConvertDType(encoder.Trunk(scope.In("%s", name), tokens), dtypes.Float32), 1)
 		projected := models.Linear(scope.In("%s_projection", name), pooled, embedDim, false)
 		return graph.Div(projected, graph.Sqrt(graph.AddScalar(graph.ReduceAndKeep(graph.Square(projected), graph.ReduceSum, -1), 1e-12)))
 	}

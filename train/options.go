@@ -9,6 +9,7 @@ import (
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
+	"github.com/gomlx/compute/dtypes"
 )
 
 // Options is one training run: the model (its vocabulary comes from the
@@ -44,18 +45,32 @@ type Options struct {
 	Keep        int    `json:"keep"`    // checkpoints kept
 	Backend     string `json:"backend"` // "" = automatic (xla.Choose)
 	Devices     int    `json:"devices"` // devices each batch is split across (XLA backends)
-	Reuse       bool   `json:"reuse"`   // the run cache: reuse a finished run of the same options and seed (cache.go)
+	// Precision is float32, or bf16: activations and matrix products in
+	// bfloat16 over float32 master weights (models.Model.Compute).
+	Precision string `json:"precision,omitempty"`
+	Reuse     bool   `json:"reuse"` // the run cache: reuse a finished run of the same options and seed (cache.go)
 }
 
 // Schedules names the learning-rate schedules.
 var Schedules = []string{"cosine", "step", "constant"}
+
+// Precisions are the values of precision=.
+var Precisions = []string{"float32", "bf16"}
+
+// computeType is the dtype precision= gives a model's activations.
+func computeType(precision string) dtypes.DType {
+	if precision == "bf16" {
+		return dtypes.BFloat16
+	}
+	return dtypes.Float32
+}
 
 // DefaultOptions trains the default model on foldoc for a few minutes on a laptop CPU.
 func DefaultOptions() Options {
 	return Options{
 		Model: models.DefaultConfig(models.DefaultFamily()), Data: "foldoc", Tokenizer: "byte", Home: data.Home(),
 		Steps: 200, Batch: 8, Accum: 1, LR: 3e-4, Beta1: 0.9, Beta2: 0.95, WeightDecay: 0.1, Clip: 1.0,
-		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Protocol: ProtocolECPI, Seed: 1, Keep: 3, Devices: 1,
+		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Protocol: ProtocolECPI, Seed: 1, Keep: 3, Devices: 1, Precision: "float32",
 	}
 }
 
@@ -85,6 +100,7 @@ var optionTable = option.Table[Options]{
 	option.Int("keep", "checkpoints kept in the run folder", func(o *Options) *int { return &o.Keep }, option.AtLeast(1)),
 	option.Text("backend", "compute backend: go, xla, xla:cpu, ... (default: automatic)", func(o *Options) *string { return &o.Backend }),
 	option.Int("devices", "split every batch across this many devices of an XLA backend (batch must divide; no accum)", func(o *Options) *int { return &o.Devices }, option.AtLeast(1)),
+	option.Choice("precision", "bf16: activations and matrix products in bfloat16, weights, optimizer state, layer norms, softmax and loss in float32; checkpoints stay float32", Precisions, func(o *Options) *string { return &o.Precision }),
 	option.Bool("reuse", "keep the run in the run cache and reuse a finished run of the same options and seed instead of training again", func(o *Options) *bool { return &o.Reuse }),
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -62,7 +63,8 @@ type attentionProbe struct {
 }
 
 func newAttentionProbe(l *Loaded) (*attentionProbe, error) {
-	m := *l.model // a copy, so the probe does not stay on the shared model
+	m := *l.model              // a copy, so the probe does not stay on the shared model
+	m.Compute = dtypes.Float32 // attention maps of the float32 master weights
 	probe := &attentionProbe{}
 	var nodes []*graph.Node
 	m.Probe = &models.Probe{Attention: func(layer int, p models.Pattern, q, k, alpha *graph.Node) {

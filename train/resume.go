@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -16,6 +17,7 @@ func savedOptions(m *Manifest) Options {
 	o := m.Options
 	o.Home = DefaultOptions().Home
 	o.Devices = max(o.Devices, 1)
+	o.Precision = cmp.Or(o.Precision, "float32") // saved before precision= existed
 	return o
 }
 

@@ -114,6 +114,7 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Compute = computeType(o.Precision)
 	choice, err := Backend(o.Backend)
 	if err != nil {
 		return nil, err

@@ -185,6 +185,25 @@ func TestEvaluationSeesTraining(t *testing.T) {
 	}
 }
 
+// stoppedAndResumed trains o, stops it (as Ctrl-C does) after step stop and
+// resumes it to the end.
+func stoppedAndResumed(t *testing.T, o Options, stop int) *Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := Run(ctx, o, func(p Progress) {
+		if p.Step == stop {
+			cancel()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := Resume(context.Background(), o.RunDir, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resumed
+}
+
 // testBackends are the Go backend and, unless -short, XLA's CPU plugin when installed.
 func testBackends() []string {
 	if !testing.Short() && hasXLACPU() {
