@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -45,6 +46,9 @@ type Options struct {
 	Keep        int    `json:"keep"`    // checkpoints kept
 	Backend     string `json:"backend"` // "" = automatic (xla.Choose)
 	Devices     int    `json:"devices"` // devices each batch is split across (XLA backends)
+	// Parallel is what devices > 1 split: data (the batch) or sequence (each
+	// sequence's positions).
+	Parallel string `json:"parallel,omitempty"`
 	// Precision is float32, or bf16: activations and matrix products in
 	// bfloat16 over float32 master weights (models.Model.Compute).
 	Precision string `json:"precision,omitempty"`
@@ -53,6 +57,9 @@ type Options struct {
 
 // Schedules names the learning-rate schedules.
 var Schedules = []string{"cosine", "step", "constant"}
+
+// Parallelisms are the values of parallel=.
+var Parallelisms = []string{"data", "sequence"}
 
 // Precisions are the values of precision=.
 var Precisions = []string{"float32", "bf16"}
@@ -70,7 +77,7 @@ func DefaultOptions() Options {
 	return Options{
 		Model: models.DefaultConfig(models.DefaultFamily()), Data: "foldoc", Tokenizer: "byte", Home: data.Home(),
 		Steps: 200, Batch: 8, Accum: 1, LR: 3e-4, Beta1: 0.9, Beta2: 0.95, WeightDecay: 0.1, Clip: 1.0,
-		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Protocol: ProtocolECPI, Seed: 1, Keep: 3, Devices: 1, Precision: "float32",
+		Warmup: 20, Schedule: "cosine", EvalEvery: 100, EvalBatches: 8, Protocol: ProtocolECPI, Seed: 1, Keep: 3, Devices: 1, Parallel: "data", Precision: "float32",
 	}
 }
 
@@ -100,6 +107,7 @@ var optionTable = option.Table[Options]{
 	option.Int("keep", "checkpoints kept in the run folder", func(o *Options) *int { return &o.Keep }, option.AtLeast(1)),
 	option.Text("backend", "compute backend: go, xla, xla:cpu, ... (default: automatic)", func(o *Options) *string { return &o.Backend }),
 	option.Int("devices", "split every batch across this many devices of an XLA backend (batch must divide; no accum)", func(o *Options) *int { return &o.Devices }, option.AtLeast(1)),
+	option.Choice("parallel", "with devices > 1: data splits the batch across the devices, sequence each sequence's positions (n must divide)", Parallelisms, func(o *Options) *string { return &o.Parallel }),
 	option.Choice("precision", "bf16: activations and matrix products in bfloat16, weights, optimizer state, layer norms, softmax and loss in float32; checkpoints stay float32", Precisions, func(o *Options) *string { return &o.Precision }),
 	option.Bool("reuse", "keep the run in the run cache and reuse a finished run of the same options and seed instead of training again", func(o *Options) *bool { return &o.Reuse }),
 }
@@ -160,7 +168,10 @@ func (o Options) Validate() error {
 	if o.Devices > 1 && o.Accum > 1 {
 		return fmt.Errorf("devices=%d with accum=%d: GoMLX's data-parallel step cannot accumulate gradients; use batch=%d accum=1 instead", o.Devices, o.Accum, o.Batch*o.Accum)
 	}
-	if o.Batch%o.Devices != 0 {
+	if o.Parallel == "sequence" && o.Devices == 1 {
+		return errors.New("option parallel=sequence splits each sequence across devices: give devices= above 1")
+	}
+	if o.Parallel != "sequence" && o.Batch%o.Devices != 0 {
 		return fmt.Errorf("option batch=%d must be a multiple of devices=%d (each device gets an equal share)", o.Batch, o.Devices)
 	}
 	return nil

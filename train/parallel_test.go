@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -65,6 +66,43 @@ func TestTwoDevicesTrainLikeOne(t *testing.T) {
 	}
 	if one.Losses[7] >= one.Losses[0] {
 		t.Errorf("loss did not move: %v", one.Losses)
+	}
+}
+
+// TestSequenceSplitTrainsLikeOneDevice splits every sequence across two
+// devices (parallel=sequence) for local, ECP, π and dense attention: each
+// step's loss and the validation loss equal one device's within 1e-5.
+func TestSequenceSplitTrainsLikeOneDevice(t *testing.T) {
+	xlaCPU(t)
+	families := map[string]map[string]string{
+		"full": {"model": "full", "segment": ""}, "local": {"model": "local", "segment": "", "window": "8"},
+		"ecp": {}, "pi": {"model": "pi", "segment": "", "window": "8"},
+	}
+	for name, values := range families {
+		t.Run(name, func(t *testing.T) {
+			run := func(devices, parallel string) *Result {
+				all := map[string]string{"backend": "xla:cpu", "devices": devices, "parallel": parallel, "layers": "2", "steps": "6",
+					"eval_every": "0", "eval_batches": "2", "lr": "1e-2"}
+				maps.Copy(all, values)
+				r, err := Run(context.Background(), tiny(t, all), nil)
+				if err != nil {
+					t.Fatalf("devices=%s parallel=%s: %v", devices, parallel, err)
+				}
+				return r
+			}
+			one, split := run("1", "data"), run("2", "sequence")
+			for i := range one.Losses {
+				if math.Abs(one.Losses[i]-split.Losses[i]) > 1e-5*one.Losses[i] {
+					t.Errorf("step %d: loss %.8f with sequences split across 2 devices, %.8f on one", i+1, split.Losses[i], one.Losses[i])
+				}
+			}
+			if math.Abs(one.ValidLoss-split.ValidLoss) > 1e-5*one.ValidLoss {
+				t.Errorf("valid loss %.8f split, %.8f on one device", split.ValidLoss, one.ValidLoss)
+			}
+		})
+	}
+	if _, err := ParseOptions(map[string]string{"parallel": "sequence"}); err == nil || !strings.Contains(err.Error(), "devices=") {
+		t.Errorf("parallel=sequence on one device: %v, want an error naming devices=", err)
 	}
 }
 

@@ -18,11 +18,12 @@ func savedOptions(m *Manifest) Options {
 	o.Home = DefaultOptions().Home
 	o.Devices = max(o.Devices, 1)
 	o.Precision = cmp.Or(o.Precision, "float32") // saved before precision= existed
+	o.Parallel = cmp.Or(o.Parallel, "data")      // saved before parallel= existed
 	return o
 }
 
 // resumable are the options a resumed run may change.
-var resumable = []string{"steps", "eval_every", "eval_batches", "protocol", "keep", "backend", "devices"}
+var resumable = []string{"steps", "eval_every", "eval_batches", "protocol", "keep", "backend", "devices", "parallel"}
 
 // Resumable reports whether a resumed run may change option name; any other
 // option given to Resume must repeat the run's value.

@@ -139,7 +139,7 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 		}
 	}
 	if o.Devices > 1 {
-		if s.parallel, err = xla.NewDataParallel(choice.Backend, o.Devices); err != nil {
+		if s.parallel, err = xla.NewDataParallel(choice.Backend, o.Devices, map[string]string{"data": xla.DataAxis, "sequence": xla.SequenceAxis}[o.Parallel]); err != nil {
 			return nil, fmt.Errorf("option devices=%d on backend %s: %w", o.Devices, choice.Name, err)
 		}
 		// GoMLX v0.28.16 creates the RNG state variable without its store, and a

@@ -10,21 +10,31 @@ import (
 	"github.com/gomlx/gomlx/ml/train"
 )
 
-// DataAxis names the mesh axis that batches are split along.
-const DataAxis = "data"
+// The mesh axes a batch is split along: DataAxis splits the batch (each device
+// a share of the sequences), SequenceAxis each sequence (each device a share of
+// every sequence's positions).
+const (
+	DataAxis     = "data"
+	SequenceAxis = "sequence"
+)
 
-// DataParallel spreads every batch over several devices of one backend: the first axis of each
-// input and label is split across the devices, variables stay replicated, and XLA's AutoSharding
-// (Shardy) partitions the step and inserts the all-reduce of the gradients. The result equals one
-// step on the whole batch on one device.
+// DataParallel spreads every batch over several devices of one backend: one axis of each input
+// and label is split across the devices, variables stay replicated, and XLA's AutoSharding
+// (Shardy) partitions the step and inserts the exchanges it needs: the all-reduce of the
+// gradients; for a split sequence, whatever each attention's keys need from the other devices.
+// The result equals one step on the whole batch on one device.
 type DataParallel struct {
 	Mesh    *distributed.DeviceMesh
 	Devices []compute.DeviceNum
+	// Split is the tensor axis split across the devices: 0 (DataAxis, the
+	// batch) or 1 (SequenceAxis, the positions).
+	Split int
 }
 
-// NewDataParallel uses the first n devices of the backend (all of them when n <= 0). It needs
-// an XLA backend: GoMLX implements AutoSharding only there.
-func NewDataParallel(backend compute.Backend, n int) (*DataParallel, error) {
+// NewDataParallel uses the first n devices of the backend (all of them when n <= 0) to split
+// each batch along meshAxis (DataAxis or SequenceAxis). It needs an XLA backend: GoMLX
+// implements AutoSharding only there.
+func NewDataParallel(backend compute.Backend, n int, meshAxis string) (*DataParallel, error) {
 	available := backend.NumDevices()
 	if n <= 0 {
 		n = available
@@ -35,7 +45,11 @@ func NewDataParallel(backend compute.Backend, n int) (*DataParallel, error) {
 	if backend.Name() != "xla" {
 		return nil, fmt.Errorf("data parallelism needs an XLA backend (GoMLX's AutoSharding runs on XLA only), got %q", backend.Name())
 	}
-	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{DataAxis})
+	split := map[string]int{DataAxis: 0, SequenceAxis: 1}
+	if _, ok := split[meshAxis]; !ok {
+		return nil, fmt.Errorf("a batch splits along %q or %q, not %q", DataAxis, SequenceAxis, meshAxis)
+	}
+	mesh, err := distributed.NewDeviceMesh([]int{n}, []string{meshAxis})
 	if err != nil {
 		return nil, err
 	}
@@ -43,23 +57,36 @@ func NewDataParallel(backend compute.Backend, n int) (*DataParallel, error) {
 	for i := range devices {
 		devices[i] = compute.DeviceNum(i)
 	}
-	return &DataParallel{Mesh: mesh, Devices: devices}, nil
+	return &DataParallel{Mesh: mesh, Devices: devices, Split: split[meshAxis]}, nil
 }
 
-// Shard splits t along its first axis, one slice per device; that axis must divide evenly.
+// Shard splits t along the Split axis, one slice per device; that axis must divide evenly. A
+// tensor without that axis (a classifier's labels when sequences are split) is replicated.
 func (dp *DataParallel) Shard(t *tensors.Tensor) (*dtensor.Tensor, error) {
 	shape := t.Shape()
 	if shape.Rank() == 0 {
 		return nil, fmt.Errorf("cannot split a scalar across %d devices", len(dp.Devices))
 	}
-	if batch := shape.Dimensions[0]; batch%len(dp.Devices) != 0 {
-		return nil, fmt.Errorf("batch size %d must be a multiple of the %d devices it is split across", batch, len(dp.Devices))
+	spec := distributed.BuildSpec(dp.Mesh)
+	if shape.Rank() <= dp.Split {
+		for range shape.Rank() {
+			spec.R()
+		}
+	} else {
+		what := []string{"batch size", "sequence length"}[dp.Split]
+		if size := shape.Dimensions[dp.Split]; size%len(dp.Devices) != 0 {
+			return nil, fmt.Errorf("%s %d must be a multiple of the %d devices it is split across", what, size, len(dp.Devices))
+		}
+		for range dp.Split {
+			spec.R()
+		}
+		spec.S(dp.Mesh.AxesNames()[0])
 	}
-	spec, err := distributed.BuildSpec(dp.Mesh).S(DataAxis).Done()
+	done, err := spec.Done()
 	if err != nil {
 		return nil, err
 	}
-	return dtensor.ShardTensor(spec, t)
+	return dtensor.ShardTensor(done, t)
 }
 
 // Batch shards the inputs and labels of a batch; the batch's tensors are finalized.

@@ -73,7 +73,7 @@ func TestDataParallelStepEqualsSingleDeviceStep(t *testing.T) {
 	if c.Devices < 2 {
 		t.Skipf("the XLA CPU plugin exposes %d device; set XLA_FLAGS=--xla_force_host_platform_device_count=2", c.Devices)
 	}
-	dp, err := NewDataParallel(c.Backend, 2)
+	dp, err := NewDataParallel(c.Backend, 2, DataAxis)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +110,10 @@ func TestDataParallelRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer goChoice.Backend.Finalize()
-	if _, err := NewDataParallel(goChoice.Backend, 1); err == nil || !strings.Contains(err.Error(), "XLA") {
+	if _, err := NewDataParallel(goChoice.Backend, 1, DataAxis); err == nil || !strings.Contains(err.Error(), "XLA") {
 		t.Errorf("Go backend: got %v, want an error saying XLA is needed", err)
 	}
-	if _, err := NewDataParallel(goChoice.Backend, 2); err == nil || !strings.Contains(err.Error(), "devices=2") {
+	if _, err := NewDataParallel(goChoice.Backend, 2, DataAxis); err == nil || !strings.Contains(err.Error(), "devices=2") {
 		t.Errorf("too many devices: got %v", err)
 	}
 }
