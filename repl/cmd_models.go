@@ -1,15 +1,13 @@
 package repl
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/json"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/ecpi-dev/ecpi/bench"
 	"github.com/ecpi-dev/ecpi/models"
@@ -221,9 +219,11 @@ func runBenchAttention(c *Call) error {
 	}
 	lengths, variants := opts.Lengths, opts.Variants
 	memorySweep := c.String("memory") == "true"
-	tooLarge := map[benchCell]string{} // what the machine cannot hold -> why
+	tooLarge := map[bench.Cell]string{} // what the machine cannot hold -> why
+	var cells []bench.Cell
 	for _, n := range lengths {
 		for _, v := range variants {
+			cells = append(cells, bench.Cell{Variant: v, N: n})
 			cfg, err := opts.PatternConfig(v, n)
 			if err != nil {
 				return Usagef("%v", err)
@@ -234,7 +234,7 @@ func runBenchAttention(c *Call) error {
 				if !memorySweep {
 					return fmt.Errorf("%s at n=%d: %w", v, n, err)
 				}
-				tooLarge[benchCell{v, n}] = err.Error()
+				tooLarge[bench.Cell{Variant: v, N: n}] = err.Error()
 			}
 		}
 	}
@@ -249,15 +249,15 @@ func runBenchAttention(c *Call) error {
 		results = append(results, r)
 		return c.Emit(r)
 	}
-	if os.Getenv(peakEnv) == "1" { // a child of benchAttentionApart: this process's peak goes with its result
+	if os.Getenv(bench.PeakEnv) == "1" { // a child of bench.MeasureApart: this process's peak goes with its result
 		record := emit
 		emit = func(r bench.AttentionResult) error {
-			r.PeakMB = processPeakMB()
+			r.PeakMB = bench.ProcessPeakMB()
 			return record(r)
 		}
 	}
 	if memorySweep {
-		err = benchAttentionApart(c, lengths, variants, tooLarge, choice.Name, emit)
+		err = bench.MeasureApart(c.Ctx, cells, tooLarge, benchChild(c, choice.Name), emit)
 	} else {
 		err = bench.Attention(c.Ctx, opts, choice.Name, emit)
 	}
@@ -271,89 +271,15 @@ func runBenchAttention(c *Call) error {
 	return nil
 }
 
-// benchCell is one measurement of `bench attention`: a variant at a length.
-type benchCell struct {
-	variant string
-	n       int
-}
-
-// peakEnv asks a `bench attention` child of benchAttentionApart to report its
-// own peak resident memory with each result.
-const peakEnv = "ECPI_BENCH_PEAK"
-
-// processPeakMB is this process's resident high-water mark (VmHWM), in MB, or
-// 0 where /proc cannot tell. It is read in the measuring process itself: the
-// rusage a parent gets from wait4 starts from the parent's own size at fork
-// (a session server holding models put an 886 MB floor under every figure).
-func processPeakMB() float64 {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if value, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb float64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(value), " kB"), &kb)
-			return kb / 1024
+// benchChild is the command that measures one cell of `bench attention`
+// memory=true: this binary, the same options, one variant and length.
+func benchChild(c *Call, backend string) func(ctx context.Context, cell bench.Cell) *exec.Cmd {
+	return func(ctx context.Context, cell bench.Cell) *exec.Cmd {
+		self, _ := os.Executable()
+		args := []string{"bench", "attention", "variants=" + cell.Variant, fmt.Sprintf("n=%d", cell.N), "backend=" + backend}
+		for _, name := range []string{"batch", "heads", "head_dim", "window", "runs"} {
+			args = append(args, name+"="+c.String(name))
 		}
+		return exec.CommandContext(ctx, self, append(args, "--json")...)
 	}
-	return 0
-}
-
-// benchAttentionApart runs `bench attention` once per (variant, n) in a child
-// process of this binary, which reports its peak resident memory with its
-// result: a process's high-water mark is the one memory figure that covers
-// every allocator (Go's, XLA's), and a fresh process keeps one measurement's
-// memory from hiding in another's freed pages.
-// tooLarge holds the cells the machine cannot hold, with why: those are
-// reported as not measured.
-func benchAttentionApart(c *Call, lengths []int, variants []string, tooLarge map[benchCell]string, backend string, emit func(bench.AttentionResult) error) error {
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("memory=true runs ecpi again: %w", err)
-	}
-	for _, n := range lengths {
-		for _, variant := range variants {
-			if why, ok := tooLarge[benchCell{variant, n}]; ok {
-				if err := emit(bench.AttentionResult{Variant: variant, N: n, NotMeasured: why}); err != nil {
-					return err
-				}
-				continue
-			}
-			args := []string{"bench", "attention", "variants=" + variant, fmt.Sprintf("n=%d", n), "backend=" + backend}
-			for _, name := range []string{"batch", "heads", "head_dim", "window", "runs"} {
-				args = append(args, name+"="+c.String(name))
-			}
-			child := exec.CommandContext(c.Ctx, self, append(args, "--json")...)
-			child.Env = append(os.Environ(), peakEnv+"=1")
-			var stderr bytes.Buffer
-			child.Stderr = &stderr
-			out, err := child.Output()
-			if err != nil {
-				return fmt.Errorf("%s at n=%d: %v: %s", variant, n, err, strings.TrimSpace(stderr.String()))
-			}
-			var r bench.AttentionResult
-			if err := json.Unmarshal(lastJSONLine(out), &r); err != nil {
-				return fmt.Errorf("%s at n=%d: reading the measurement: %w", variant, n, err)
-			}
-			if usage, ok := child.ProcessState.SysUsage().(*syscall.Rusage); ok && r.PeakMB == 0 {
-				r.PeakMB = float64(usage.Maxrss) / 1024 // no /proc in the child: Linux's rusage, in kilobytes
-			}
-			if err := emit(r); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// lastJSONLine is the last line of out that holds a JSON object.
-func lastJSONLine(out []byte) []byte {
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		if bytes.HasPrefix(bytes.TrimSpace(lines[i]), []byte("{")) {
-			return lines[i]
-		}
-	}
-	return nil
 }
