@@ -230,6 +230,34 @@ func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, los
 	return tuned
 }
 
+// SweepTable is the learning-rate sweeps Tune recorded in e: a row per model
+// with its validation figure (seed 1) at every rate of the grid and the rate
+// it keeps. show writes the loss the sweep minimised as the table gives it
+// (an error rate as an accuracy, say); a rate that diverged reads
+// "diverged". The notebooks show it (.Show()); it is not one of the
+// experiment's tables (the results file keeps the sweeps themselves).
+func (e *Experiment) SweepTable(caption string, show func(loss float64) string) figure.Table {
+	t := figure.Table{Caption: caption, Header: []string{"model"}}
+	if len(e.Sweeps) > 0 {
+		for _, lr := range e.Sweeps[0].LR {
+			t.Header = append(t.Header, fmt.Sprintf("lr = %g", lr))
+		}
+	}
+	t.Header = append(t.Header, "chosen")
+	for _, s := range e.Sweeps {
+		row := []any{s.Model}
+		for i, v := range s.Valid {
+			if i < len(s.Diverged) && s.Diverged[i] {
+				row = append(row, "diverged")
+				continue
+			}
+			row = append(row, show(v))
+		}
+		t.AddRow(append(row, fmt.Sprintf("%g", s.Chosen))...)
+	}
+	return t
+}
+
 // Compare judges claim id of results.Claims from each model's values (one
 // per seed or measurement), looked up by the labels its declaration names,
 // then shows and records the verdict. The declaration decides the test.

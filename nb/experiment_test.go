@@ -1,0 +1,35 @@
+package nb
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/ecpi-dev/ecpi/results"
+)
+
+// TestSweepTable: a column per rate of the grid, a row per model with the
+// figure show writes, "diverged" where the rate diverged, then the rate kept.
+func TestSweepTable(t *testing.T) {
+	e := &Experiment{results.File{Sweeps: []results.Sweep{
+		{Model: "dense", LR: []float64{1e-3, 2e-3, 4e-3}, Valid: []float64{0.25, 0.125, 0}, Diverged: []bool{false, false, true}, Chosen: 2e-3},
+		{Model: "ECP", LR: []float64{1e-3, 2e-3, 4e-3}, Valid: []float64{0.5, 0.375, 0.0625}, Chosen: 4e-3}, // no Diverged: a sweep saved before it existed
+	}}}
+	accuracy := func(errorRate float64) string { return fmt.Sprintf("%.1f", 100*(1-errorRate)) }
+	got := e.SweepTable("sweep", accuracy)
+	if want := []string{"model", "lr = 0.001", "lr = 0.002", "lr = 0.004", "chosen"}; got.Caption != "sweep" || !slices.Equal(got.Header, want) {
+		t.Errorf("caption %q, header %q; want %q", got.Caption, got.Header, want)
+	}
+	want := [][]string{{"dense", "75.0", "87.5", "diverged", "0.002"}, {"ECP", "50.0", "62.5", "93.8", "0.004"}}
+	if len(got.Rows) != len(want) {
+		t.Fatalf("rows %q, want %q", got.Rows, want)
+	}
+	for i := range want {
+		if !slices.Equal(got.Rows[i], want[i]) {
+			t.Errorf("row %d: %q, want %q", i, got.Rows[i], want[i])
+		}
+	}
+	if empty := (&Experiment{}).SweepTable("none", accuracy); !slices.Equal(empty.Header, []string{"model", "chosen"}) || len(empty.Rows) != 0 {
+		t.Errorf("no sweeps: header %q, rows %q", empty.Header, empty.Rows)
+	}
+}
