@@ -111,11 +111,14 @@ func (l familyList) Text() string {
 		fmt.Fprintf(&b, "%-12s %s [%s]\n", f.Name, f.Summary, f.Paper)
 		var opts []string
 		for _, o := range f.Options() {
-			opts = append(opts, o.Name+"="+o.Default)
+			if o.Default != "" { // preset=, unset unless given
+				opts = append(opts, o.Name+"="+o.Default)
+			}
 		}
 		fmt.Fprintf(&b, "             %s\n", strings.Join(opts, " "))
 	}
-	b.WriteString("\n`ecpi models FAMILY` explains each option and which positions carry the loss.")
+	b.WriteString("\n`ecpi models FAMILY` explains each option and which positions carry the loss; `ecpi models preset=all`\n" +
+		"counts the papers' own configurations (" + strings.Join(models.PresetNames(), ", ") + ").")
 	return b.String()
 }
 
