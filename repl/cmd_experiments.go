@@ -68,8 +68,8 @@ func runExperiments(c *Call) error {
 	if err != nil {
 		return err
 	}
-	report := results.Report(files, c.String("notebooks"))
 	status := experimentsStatus(files, c.String("notebooks"))
+	report := results.Report(files, status.Stale)
 	if readme := c.String("readme"); readme != "-" {
 		if err := writeStatusLine(readme, status.Line()); err != nil {
 			return err
@@ -119,15 +119,8 @@ type ExperimentsStatus struct {
 }
 
 func experimentsStatus(files []results.File, notebooks string) ExperimentsStatus {
-	s := ExperimentsStatus{CodeVersion: ecpi.CodeVersion(), Files: len(files), Stale: map[string]string{}}
-	for _, f := range files {
-		if why := results.Staleness(f, notebooks); why != "" {
-			s.Stale[f.Notebook] = why
-		} else {
-			s.Current++
-		}
-	}
-	return s
+	stale := results.StaleSections(files, notebooks)
+	return ExperimentsStatus{CodeVersion: ecpi.CodeVersion(), Current: len(files) - len(stale), Files: len(files), Stale: stale}
 }
 
 // Line is the README's status line.

@@ -13,8 +13,8 @@ import (
 // Report is EXPERIMENTS.md: the protocol, the verdict on every declared
 // claim (those no results file holds yet say so), each claim's comparisons
 // and dated design changes, then each notebook's section, marked stale when
-// its results came from other code than this binary's and notebooksDir's.
-func Report(files []File, notebooksDir string) string {
+// stale (StaleSections) names it.
+func Report(files []File, stale map[string]string) string {
 	var b strings.Builder
 	b.WriteString(`# Experiments: the papers' claims, tested
 
@@ -38,17 +38,7 @@ put the difference inside its declared margin. Counts *hold by construction* or 
 *fail*. A section whose code version differs from the current code is **stale**: its verdicts are those of older code.
 
 `)
-	current, total := 0, 0
-	stale := map[string]string{}
-	for _, f := range files {
-		total++
-		if why := Staleness(f, notebooksDir); why != "" {
-			stale[f.Notebook] = why
-		} else {
-			current++
-		}
-	}
-	fmt.Fprintf(&b, "**%d of %d notebook sections are results of the current code** (models, training and data at %s).\n\n", current, total, ecpi.CodeVersion())
+	fmt.Fprintf(&b, "**%d of %d notebook sections are results of the current code** (models, training and data at %s).\n\n", len(files)-len(stale), len(files), ecpi.CodeVersion())
 	b.WriteString("## Verdicts\n\n| # | paper | claim | test | paper says | ours | verdict | notebook |\n|---|---|---|---|---|---|---|---|\n")
 	for _, d := range Claims {
 		claim, notebook, found := find(files, d.ID)

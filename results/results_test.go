@@ -163,7 +163,7 @@ func TestReportListsEveryClaim(t *testing.T) {
 	if err := JudgeFile(f); err != nil {
 		t.Fatal(err)
 	}
-	report := Report([]File{*f}, "../notebooks")
+	report := Report([]File{*f}, StaleSections([]File{*f}, "../notebooks"))
 	for _, want := range []string{"**reproduces** (stale)", "0 of 1 notebook sections", "**Stale**: computed before results recorded their code version",
 		"| 2 | ECP | better than Double", "not measured yet", "Changed 2026-12-01, after results existed", "p = "} {
 		if !strings.Contains(report, want) {

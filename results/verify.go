@@ -151,6 +151,18 @@ func CurrentVersion(notebooksDir, notebook string) (string, error) {
 	return ecpi.CodeVersion() + "." + cells, nil
 }
 
+// StaleSections says, for each file whose results are not those of the
+// current code, why (Staleness).
+func StaleSections(files []File, notebooksDir string) map[string]string {
+	stale := map[string]string{}
+	for _, f := range files {
+		if why := Staleness(f, notebooksDir); why != "" {
+			stale[f.Notebook] = why
+		}
+	}
+	return stale
+}
+
 // Staleness says why f's results are not those of the current code, or ""
 // when they are.
 func Staleness(f File, notebooksDir string) string {
