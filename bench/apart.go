@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/ecpi-dev/ecpi/models"
 )
 
 // PeakEnv asks a measuring child process (MeasureApart) to report its own
@@ -38,6 +40,75 @@ func ProcessPeakMB() float64 {
 		}
 	}
 	return 0
+}
+
+// OptionError is a sweep's options that name no valid configuration.
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Plan is the cells a sweep measures, in order, and those the machine cannot
+// hold, with why.
+type Plan struct {
+	Cells    []Cell
+	TooLarge map[Cell]string
+}
+
+// PlanAttention lists every (n, variant) of o and checks each configuration
+// (an *OptionError) and, with fits, whether the machine holds its one
+// attention layer. A sweep apart looks for where each variant stops fitting,
+// so it reports those cells as not measured and goes on; in one process a cell
+// that does not fit is an error before anything runs.
+func PlanAttention(o AttentionOptions, fits func(cfg models.Config, batch int) error) (Plan, error) {
+	plan := Plan{TooLarge: map[Cell]string{}}
+	for _, n := range o.Lengths {
+		for _, variant := range o.Variants {
+			cell := Cell{Variant: variant, N: n}
+			plan.Cells = append(plan.Cells, cell)
+			cfg, err := o.PatternConfig(variant, n)
+			if err != nil {
+				return plan, &OptionError{err}
+			}
+			cfg.Layers, cfg.Vocab = 1, 1 // one attention layer, no vocabulary
+			if err := fits(cfg, o.Batch); err != nil {
+				if !o.Apart {
+					return plan, fmt.Errorf("%s at n=%d: %w", variant, n, err)
+				}
+				plan.TooLarge[cell] = err.Error()
+			}
+		}
+	}
+	return plan, nil
+}
+
+// Sweep measures a plan: every cell in this process (Attention), or with
+// o.Apart each in a child process that child makes (MeasureApart). Such a
+// child (PeakEnv set) adds its own peak memory to what it reports.
+func Sweep(ctx context.Context, o AttentionOptions, plan Plan, backendName string, child func(ctx context.Context, c Cell) *exec.Cmd, report func(AttentionResult) error) error {
+	if os.Getenv(PeakEnv) == "1" {
+		parentReport := report
+		report = func(r AttentionResult) error {
+			r.PeakMB = ProcessPeakMB()
+			return parentReport(r)
+		}
+	}
+	if o.Apart {
+		return MeasureApart(ctx, plan.Cells, plan.TooLarge, child, report)
+	}
+	return Attention(ctx, o, backendName, report)
+}
+
+// CellOptions are the key=value options that make a process measure one cell
+// of o: o's own, narrowed to the cell, read back from AttentionTable so a new
+// option reaches the children without a line here.
+func CellOptions(o AttentionOptions, cell Cell) []string {
+	o.Variants, o.Lengths, o.Apart = []string{cell.Variant}, []int{cell.N}, false
+	args := make([]string, len(AttentionTable))
+	for i, f := range AttentionTable {
+		args[i] = f.Name + "=" + f.Get(o)
+	}
+	return args
 }
 
 // MeasureApart measures each cell in a child process of its own, which

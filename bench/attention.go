@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/option"
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -29,8 +30,27 @@ type AttentionOptions struct {
 	HeadDim  int
 	Window   int // each family's window, half-segment or block (models.Config.WithWindow)
 	Runs     int // timed runs after one warm-up; the median is reported
-	Backend  compute.Backend
+	// Apart measures each (variant, n) in a process of its own, with that
+	// process's peak resident memory (Sweep).
+	Apart   bool
+	Backend compute.Backend
 }
+
+// AttentionTable is the benchmark's options, as `bench attention` declares them.
+var AttentionTable = option.Table[AttentionOptions]{
+	option.List("variants", "comma-separated model families", models.FamilyNames(), func(o *AttentionOptions) *[]string { return &o.Variants }),
+	option.Ints("n", "comma-separated sequence lengths", func(o *AttentionOptions) *[]int { return &o.Lengths }, option.AtLeast(1)),
+	option.Int("batch", "batch size", func(o *AttentionOptions) *int { return &o.Batch }, option.AtLeast(1)),
+	option.Int("heads", "attention heads", func(o *AttentionOptions) *int { return &o.Heads }, option.AtLeast(1)),
+	option.Int("head_dim", "width of each head (even: RoPE)", func(o *AttentionOptions) *int { return &o.HeadDim }, option.AtLeast(2)),
+	option.Int("window", "each family's window: local/π window k, ECP half-segment h, S2 groups 2k, ...", func(o *AttentionOptions) *int { return &o.Window }, option.AtLeast(1)),
+	option.Int("runs", "timed runs per measurement (median reported)", func(o *AttentionOptions) *int { return &o.Runs }, option.AtLeast(1)),
+	option.Bool("memory", "true: each measurement in its own process, with its peak resident memory", func(o *AttentionOptions) *bool { return &o.Apart }),
+}
+
+// DefaultAttention is the README's targets: the benchmark families from n=1024 to 4096.
+var DefaultAttention = AttentionOptions{Variants: models.BenchmarkFamilies(), Lengths: []int{1024, 2048, 4096},
+	Batch: 2, Heads: 4, HeadDim: 32, Window: 256, Runs: 5}
 
 // AttentionResult is one (variant, length) measurement.
 type AttentionResult struct {

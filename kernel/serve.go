@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ecpi-dev/ecpi/option"
+
 	"github.com/ecpi-dev/ecpi/nb"
 	"github.com/ecpi-dev/ecpi/repl"
 )
@@ -31,26 +33,38 @@ func init() {
 		Details: "Listens on a Unix socket and runs each posted line of the command language in one session,\n" +
 			"streaming results, text, pictures and training progress as JSON lines. It exits when the process\n" +
 			"parent= (the notebook's kernel) is gone, or after idle= without a line.",
-		Options: []repl.Option{
-			{Name: "socket", Help: "the Unix socket to listen on"},
-			repl.IntOption("parent", "0", "exit when this process is gone (0: never)"),
-			{Name: "idle", Default: "2h", Help: "exit after this long without a line"},
-		},
-		Run: runServe,
+		Options: serveOptions.Declare(),
+		Run:     runServe,
 	})
 }
 
+// serveArgs are the options of `serve`.
+type serveArgs struct {
+	Socket string
+	Parent int
+	Idle   string
+}
+
+var serveOptions = repl.Options[serveArgs]{
+	Table: option.Table[serveArgs]{
+		option.Text("socket", "the Unix socket to listen on", func(a *serveArgs) *string { return &a.Socket }),
+		option.Int("parent", "exit when this process is gone (0: never)", func(a *serveArgs) *int { return &a.Parent }, option.AtLeast(0)),
+		option.Text("idle", "exit after this long without a line", func(a *serveArgs) *string { return &a.Idle },
+			option.NewRule(func(v string) bool { d, err := time.ParseDuration(v); return err == nil && d > 0 }, "must be a positive duration such as 30m")),
+	},
+	Defaults: serveArgs{Idle: "2h"},
+}
+
 func runServe(c *repl.Call) error {
-	idle, err := time.ParseDuration(c.String("idle"))
-	if err != nil || idle <= 0 {
-		return repl.Usagef("option idle=%q must be a positive duration such as 30m", c.String("idle"))
+	args, err := serveOptions.Read(c)
+	if err != nil {
+		return err
 	}
-	parent := 0
-	fmt.Sscan(c.String("parent"), &parent)
-	if c.String("socket") == "" {
+	if args.Socket == "" {
 		return repl.Usagef("serve needs socket=PATH")
 	}
-	return Serve(c.Ctx, c.String("socket"), parent, idle)
+	idle, _ := time.ParseDuration(args.Idle) // checked by its rule
+	return Serve(c.Ctx, args.Socket, args.Parent, idle)
 }
 
 // Serve runs the session server on socket until ctx ends, the process parent

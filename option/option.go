@@ -22,6 +22,9 @@ type Field[S any] struct {
 	Help    string
 	Kind    string   // what a value looks like: "integer", "number", "true or false", "one of: a, b", "text"
 	Values  []string // the closed set of values (completion), nil when open
+	// suggest completes an open value with what this machine offers (the
+	// backends installed), asked for when completing rather than at start-up.
+	suggest func() []string
 	parse   func(s *S, value string) error
 	format  func(s *S) string
 }
@@ -37,6 +40,38 @@ func (f Field[S]) Get(s S) string { return f.format(&s) }
 func (f Field[S]) Check(value string) error {
 	var scratch S
 	return f.parse(&scratch, value)
+}
+
+// Suggesting completes the field's values with what suggest returns when asked.
+func (f Field[S]) Suggesting(suggest func() []string) Field[S] {
+	f.suggest = suggest
+	return f
+}
+
+// Checking adds a check that runs before the field's own parsing: for text
+// whose rule needs its own words (what a backend name may be).
+func (f Field[S]) Checking(check func(value string) error) Field[S] {
+	parse := f.parse
+	f.parse = func(s *S, value string) error {
+		if err := check(value); err != nil {
+			return err
+		}
+		return parse(s, value)
+	}
+	return f
+}
+
+// Within lifts the table of T into S, which holds a T: a command adds its own
+// options to a library's table and reads them all into one struct.
+func Within[S, T any](table Table[T], inner func(*S) *T) Table[S] {
+	out := make(Table[S], len(table))
+	for i, f := range table {
+		out[i] = Field[S]{Name: f.Name, Aliases: f.Aliases, Help: f.Help, Kind: f.Kind, Values: f.Values, suggest: f.suggest,
+			parse:  func(s *S, value string) error { return f.parse(inner(s), value) },
+			format: func(s *S) string { return f.format(inner(s)) },
+		}
+	}
+	return out
 }
 
 // Alias adds an alternative name.
@@ -60,11 +95,21 @@ type Info struct {
 	Kind    string   `json:"kind"`
 	Values  []string `json:"values,omitempty"`
 	check   func(value string) error
+	suggest func() []string
 }
 
 // Info describes the field with the default value def.
 func (f Field[S]) Info(def string) Info {
-	return Info{Name: f.Name, Aliases: f.Aliases, Default: def, Help: f.Help, Kind: f.Kind, Values: f.Values, check: f.Check}
+	return Info{Name: f.Name, Aliases: f.Aliases, Default: def, Help: f.Help, Kind: f.Kind, Values: f.Values, check: f.Check, suggest: f.suggest}
+}
+
+// Suggestions are the values to complete: the machine's (Suggesting), else
+// the closed set, else none.
+func (i Info) Suggestions() []string {
+	if i.suggest != nil {
+		return i.suggest()
+	}
+	return i.Values
 }
 
 // Check validates a value of the option on its own (kind and rules).
@@ -261,6 +306,14 @@ func Int64[S any](name, help string, field func(*S) *int64, rules ...Rule[int64]
 	}, func(n int64) string { return strconv.FormatInt(n, 10) })
 }
 
+// Uint64 is a non-negative 64-bit integer option (sampling seeds).
+func Uint64[S any](name, help string, field func(*S) *uint64) Field[S] {
+	return typed(name, help, "integer", nil, field, func(v string) (uint64, error) {
+		n, err := ParseInt(name, v, AtLeast(0))
+		return uint64(n), err
+	}, func(n uint64) string { return strconv.FormatUint(n, 10) })
+}
+
 // Float is a finite floating-point option: NaN and infinities are refused
 // whatever the rules, since no option of ecpi means anything with them.
 func Float[S any](name, help string, field func(*S) *float64, rules ...Rule[float64]) Field[S] {
@@ -330,4 +383,15 @@ func Ints[S any](name, help string, field func(*S) *[]int, rules ...Rule[int]) F
 			}
 			return strings.Join(parts, ",")
 		})
+}
+
+// List is a comma-separated list of distinct words from values (any words
+// when values is nil); the list must not be empty.
+func List[S any](name, help string, values []string, field func(*S) *[]string) Field[S] {
+	kind := "comma-separated words"
+	if values != nil {
+		kind = "comma-separated, from: " + strings.Join(values, ", ")
+	}
+	return typed(name, help, kind, values, field, func(v string) ([]string, error) { return ParseList(name, v, values) },
+		func(words []string) string { return strings.Join(words, ",") })
 }

@@ -1,6 +1,7 @@
 package option
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,65 @@ func TestInfoChecksWithoutAStruct(t *testing.T) {
 	}
 	if !infos[5].Matches("title") || infos[5].Matches("names") {
 		t.Errorf("name info matches the wrong names: %+v", infos[5])
+	}
+}
+
+type outer struct {
+	Inner  sample
+	Words  []string
+	Seed   uint64
+	Engine string
+}
+
+// TestCommandFieldsCheckLikeTheRest: lists, seeds, extra checks and lifted
+// tables refuse with the option's name, and suggestions are asked for late.
+func TestCommandFieldsCheckLikeTheRest(t *testing.T) {
+	asked := 0
+	outerTable := append(Within(table, func(o *outer) *sample { return &o.Inner }),
+		List("words", "words", []string{"x", "y"}, func(o *outer) *[]string { return &o.Words }),
+		Uint64("seed", "seed", func(o *outer) *uint64 { return &o.Seed }),
+		Text("engine", "engine", func(o *outer) *string { return &o.Engine }).
+			Checking(func(v string) error {
+				if v == "steam" {
+					return errors.New("no steam engines")
+				}
+				return nil
+			}).
+			Suggesting(func() []string { asked++; return []string{"diesel"} }),
+	)
+	bad := map[string]string{
+		"words=x,z":    `option words=: unknown value "z"; choose from x, y`,
+		"words=x,x":    `option words= lists "x" twice`,
+		"seed=-1":      "option seed=-1 must be at least 0",
+		"engine=steam": "no steam engines",
+		"steps=0":      "option steps=0 must be at least 1",
+	}
+	for input, want := range bad {
+		name, value, _ := strings.Cut(input, "=")
+		var o outer
+		if err := outerTable.Set(&o, name, value); err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %q", input, err, want)
+		}
+	}
+	var o outer
+	for _, input := range []string{"words=y,x", "seed=7", "engine=diesel", "steps=9"} {
+		name, value, _ := strings.Cut(input, "=")
+		if err := outerTable.Set(&o, name, value); err != nil {
+			t.Errorf("%s: %v", input, err)
+		}
+	}
+	if o.Inner.Steps != 9 || o.Seed != 7 || outerTable.Get(o, "words") != "y,x" || o.Engine != "diesel" {
+		t.Errorf("set %+v", o)
+	}
+	infos := outerTable.Infos(o)
+	if asked != 0 {
+		t.Errorf("suggestions asked for %d times before completion wanted them", asked)
+	}
+	engine := infos[len(infos)-1]
+	if got := engine.Suggestions(); len(got) != 1 || got[0] != "diesel" || asked != 1 {
+		t.Errorf("engine suggestions %v (asked %d times), want [diesel] once", got, asked)
+	}
+	if got := infos[len(table)].Suggestions(); len(got) != 2 {
+		t.Errorf("words suggestions %v, want its closed set", got)
 	}
 }

@@ -5,22 +5,32 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
 	"github.com/ecpi-dev/ecpi/xla"
 )
 
-// BackendOption is the `backend=` option every command that computes declares.
-var BackendOption = Option{
-	Name: "backend", Default: "",
-	Help: "compute backend: go, xla, xla:cpu, xla:cuda, xla:/path/plugin.so (default: $GOMLX_BACKEND, else the best available)",
-	Values: func(*Session) []string {
-		var names []string
-		for _, c := range xla.Available() {
+// backendField is the `backend=` option of every command that computes.
+func backendField[S any](field func(*S) *string) option.Field[S] {
+	return option.Text("backend", "compute backend: go, xla, xla:cpu, xla:cuda, xla:/path/plugin.so (default: $GOMLX_BACKEND, else the best available)", field).
+		Checking(checkBackendName).Suggesting(backendNames)
+}
+
+// backendOption is backend= on its own, for commands that forward it by name
+// (train's options).
+var backendOption = option.Table[backendArg]{backendField(func(a *backendArg) *string { return &a.Backend })}.Infos(backendArg{})[0]
+
+type backendArg struct{ Backend string }
+
+// backendNames completes backend=: what is installed here, plus the names that are always valid.
+func backendNames() []string {
+	names := []string{"go", "xla", "xla:cpu", "xla:cuda", "xla:rocm", "xla:tpu"}
+	for _, c := range xla.Available() {
+		if !slices.Contains(names, c.Name) {
 			names = append(names, c.Name)
 		}
-		return append(names, "xla:cuda", "xla:tpu")
-	},
-	Check: checkBackendName,
+	}
+	return names
 }
 
 // checkBackendName accepts what could name a backend: go, xla, xla:cpu,

@@ -1,7 +1,8 @@
 package repl
 
 // What a running command sees: its options read back (typed on the call, else
-// set in the session, else the default) and where its output goes (text,
+// set in the session, else the default; a command's own options arrive typed
+// through Options.Read, those it forwards to a model or a run by name) and where its output goes (text,
 // --json lines, or notebook events).
 
 import (
@@ -10,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/nb"
-	"github.com/ecpi-dev/ecpi/option"
 )
 
 // Has reports whether the option was typed or set in the session (as opposed to
@@ -39,61 +39,6 @@ func (c *Call) String(name string) string {
 }
 
 func (c *Call) option(name string) *Option { return c.Command.lookup(name) }
-
-// Reader reads typed option values of a call and keeps the first error, so a
-// command reads all its options and checks once:
-//
-//	r := c.Read()
-//	tokens, temperature := r.Int("tokens"), r.Float("temperature")
-//	if err := r.Err(); err != nil { return err }
-type Reader struct {
-	call *Call
-	err  error
-}
-
-// Read starts reading the call's options.
-func (c *Call) Read() *Reader { return &Reader{call: c} }
-
-func (r *Reader) keep(err error) {
-	if err != nil && r.err == nil {
-		r.err = Usagef("%v", err)
-	}
-}
-
-// Err is the first error met, as a usage error.
-func (r *Reader) Err() error { return r.err }
-
-// Int reads an integer option.
-func (r *Reader) Int(name string) int {
-	n, err := option.ParseInt(name, r.call.String(name))
-	r.keep(err)
-	return n
-}
-
-// Ints reads a comma-separated list of integers ("1024,2048").
-func (r *Reader) Ints(name string) []int {
-	ns, err := option.ParseInts(name, r.call.String(name))
-	r.keep(err)
-	return ns
-}
-
-// Float reads a finite number.
-func (r *Reader) Float(name string) float64 {
-	f, err := option.ParseFloat(name, r.call.String(name))
-	r.keep(err)
-	return f
-}
-
-// Strings splits a comma-separated option, dropping empty parts.
-func (c *Call) Strings(name string) []string {
-	var out []string
-	for _, part := range strings.Split(c.String(name), ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
 
 // Given returns the options typed on this call, for commands that forward
 // them (e.g. model options to a model config).

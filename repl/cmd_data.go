@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
-	"github.com/ecpi-dev/ecpi/option"
 )
 
 func init() {
@@ -44,11 +43,8 @@ func init() {
 		Details: "NAME is any data train reads (`ecpi train --help` lists them): corpora show excerpts of their\n" +
 			"validation split, image sets test images and their labels, generated tasks a few examples with\n" +
 			"their answers. In a notebook images are pictures; at the prompt, characters.",
-		Options: []Option{
-			IntOption("count", "4", "examples shown (at most 16)", option.AtLeast(1)),
-			IntOption("pool", "0", "image sets: average over pool×pool squares first, as train's pool= (0: none)", option.AtLeast(0)),
-		},
-		Run: runDataShow,
+		Options: dataShowOptions.Declare(),
+		Run:     runDataShow,
 	})
 }
 

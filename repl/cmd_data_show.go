@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/option"
+
 	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/figure"
 	"github.com/ecpi-dev/ecpi/nb"
@@ -40,8 +42,17 @@ func (d DataExamples) Text() string {
 	return b.String()
 }
 
-// maxShown keeps `data show` to what a screen holds.
-const maxShown = 16
+// dataShowArgs are the options of `data show`.
+type dataShowArgs struct{ Count, Pool int }
+
+var dataShowOptions = Options[dataShowArgs]{
+	Table: option.Table[dataShowArgs]{
+		// At most 16: what a screen holds.
+		option.Int("count", "examples shown (at most 16)", func(a *dataShowArgs) *int { return &a.Count }, option.AtLeast(1), option.AtMost(16)),
+		option.Int("pool", "image sets: average over pool×pool squares first, as train's pool= (0: none)", func(a *dataShowArgs) *int { return &a.Pool }, option.AtLeast(0)),
+	},
+	Defaults: dataShowArgs{Count: 4},
+}
 
 func runDataShow(c *Call) error {
 	var names []string
@@ -51,15 +62,11 @@ func runDataShow(c *Call) error {
 	if len(c.Args) != 1 || !slices.Contains(names, c.Args[0]) {
 		return Usagef("data show takes one NAME: %s", strings.Join(names, ", "))
 	}
-	r := c.Read()
-	count, pool := r.Int("count"), r.Int("pool")
-	if err := r.Err(); err != nil {
+	args, err := dataShowOptions.Read(c)
+	if err != nil {
 		return err
 	}
-	if count > maxShown {
-		return Usagef("option count=%d must be at most %d", count, maxShown)
-	}
-	examples, err := train.ShowData(data.Home(), c.Args[0], count, pool)
+	examples, err := train.ShowData(data.Home(), c.Args[0], args.Count, args.Pool)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/xla"
 )
 
@@ -16,24 +17,18 @@ func init() {
 		Details: "Chooses the backend as training does: the one named by backend= or GOMLX_BACKEND, else an installed\n" +
 			"XLA PJRT plugin, else one it can install, else the pure-Go backend. install=cpu|cuda|rocm|tpu installs\n" +
 			"that platform's plugin first (cpu: the pinned PyPI wheel into $ECPI_HOME/xla).",
-		Options: []Option{
-			{Name: "backend", Help: "go, xla, xla:cpu, xla:cuda, xla:rocm, xla:tpu or xla:/abs/plugin.so (empty: automatic)", Values: backendNames, Check: checkBackendName},
-			ChoiceOption("install", "", "install a PJRT plugin first: cpu, cuda, rocm or tpu", "cpu", "cuda", "rocm", "tpu"),
-		},
-		Run: runDoctor,
+		Options: doctorOptions.Declare(),
+		Run:     runDoctor,
 	})
 }
 
-// backendNames completes backend=: what is installed here, plus the names that are always valid.
-func backendNames(*Session) []string {
-	names := []string{"go", "xla", "xla:cpu", "xla:cuda", "xla:rocm", "xla:tpu"}
-	for _, c := range xla.Available() {
-		if !strings.Contains(strings.Join(names, " "), c.Name) {
-			names = append(names, c.Name)
-		}
-	}
-	return names
-}
+// doctorArgs are the options of `doctor`.
+type doctorArgs struct{ Backend, Install string }
+
+var doctorOptions = Options[doctorArgs]{Table: option.Table[doctorArgs]{
+	backendField(func(a *doctorArgs) *string { return &a.Backend }),
+	option.Choice("install", "install a PJRT plugin first: cpu, cuda, rocm or tpu", []string{"cpu", "cuda", "rocm", "tpu"}, func(a *doctorArgs) *string { return &a.Install }),
+}}
 
 // DoctorReport is what `ecpi doctor --json` prints.
 type DoctorReport struct {
@@ -66,13 +61,17 @@ func (r DoctorReport) Text() string {
 }
 
 func runDoctor(c *Call) error {
-	if platform := c.String("install"); platform != "" {
+	args, err := doctorOptions.Read(c)
+	if err != nil {
+		return err
+	}
+	if platform := args.Install; platform != "" {
 		// Progress goes to stderr: with --json, stdout holds only the report.
 		if _, err := xla.InstallPlugin(platform, os.Stderr); err != nil {
 			return fmt.Errorf("install=%s: %w", platform, err)
 		}
 	}
-	choice, err := xla.Choose(c.String("backend"))
+	choice, err := xla.Choose(args.Backend)
 	if err != nil {
 		return err
 	}

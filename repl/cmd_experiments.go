@@ -9,14 +9,24 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/option"
+
 	"github.com/ecpi-dev/ecpi"
 	"github.com/ecpi-dev/ecpi/results"
 )
 
-var (
-	resultsOption   = Option{Name: "results", Default: "notebooks/results", Help: "folder of the results files"}
-	notebooksOption = Option{Name: "notebooks", Default: "notebooks", Help: "folder of the notebooks (their code cells are part of the code version)"}
-)
+// experimentsArgs are the options of the experiments commands.
+type experimentsArgs struct{ Results, Notebooks, Out, Readme string }
+
+var experimentsOptions = Options[experimentsArgs]{
+	Table: option.Table[experimentsArgs]{
+		option.Text("results", "folder of the results files", func(a *experimentsArgs) *string { return &a.Results }, option.NotEmpty()),
+		option.Text("notebooks", "folder of the notebooks (their code cells are part of the code version)", func(a *experimentsArgs) *string { return &a.Notebooks }, option.NotEmpty()),
+		option.Text("out", "the report to write (- for standard output)", func(a *experimentsArgs) *string { return &a.Out }, option.NotEmpty()),
+		option.Text("readme", "the file whose status line to update (- for none)", func(a *experimentsArgs) *string { return &a.Readme }, option.NotEmpty()),
+	},
+	Defaults: experimentsArgs{Results: "notebooks/results", Notebooks: "notebooks", Out: "EXPERIMENTS.md", Readme: "README.md"},
+}
 
 func init() {
 	Register(&Command{
@@ -27,12 +37,8 @@ func init() {
 			"on each declared claim of the ECP and π-Attention papers with its test, interval and history of\n" +
 			"changes, then each notebook's tables, stale sections marked. The README's line between\n" +
 			"<!-- experiments:status --> markers gets the count of current sections.",
-		Options: []Option{
-			resultsOption, notebooksOption,
-			{Name: "out", Default: "EXPERIMENTS.md", Help: "the report to write (- for standard output)"},
-			{Name: "readme", Default: "README.md", Help: "the file whose status line to update (- for none)"},
-		},
-		Run: runExperiments,
+		Options: experimentsOptions.Declare(),
+		Run:     runExperiments,
 	})
 	Register(&Command{
 		Name:    "experiments verify",
@@ -40,13 +46,13 @@ func init() {
 		Details: "Each claim must be declared (results.Claims) and tested in its declared notebook, compare the\n" +
 			"declared models on the declared metric, and carry exactly the verdict, p-value and interval that its\n" +
 			"values give under the protocol. A file edited by hand fails. Also prints the current code version.",
-		Options: []Option{resultsOption},
+		Options: experimentsOptions.Only("results").Declare(),
 		Run:     runExperimentsVerify,
 	})
 	Register(&Command{
 		Name:    "experiments status",
 		Summary: "the current code version, and which notebooks' results are of the current code",
-		Options: []Option{resultsOption, notebooksOption},
+		Options: experimentsOptions.Only("results", "notebooks").Declare(),
 		Run:     runExperimentsStatus,
 	})
 }
@@ -64,18 +70,22 @@ func (r ExperimentsReport) Text() string {
 }
 
 func runExperiments(c *Call) error {
-	files, err := results.Load(c.String("results"))
+	args, err := experimentsOptions.Read(c)
 	if err != nil {
 		return err
 	}
-	status := experimentsStatus(files, c.String("notebooks"))
+	files, err := results.Load(args.Results)
+	if err != nil {
+		return err
+	}
+	status := experimentsStatus(files, args.Notebooks)
 	report := results.Report(files, status.Stale)
-	if readme := c.String("readme"); readme != "-" {
+	if readme := args.Readme; readme != "-" {
 		if err := writeStatusLine(readme, status.Line()); err != nil {
 			return err
 		}
 	}
-	out := c.String("out")
+	out := args.Out
 	if out == "-" {
 		_, err := c.Out.Write([]byte(report))
 		return err
@@ -139,11 +149,15 @@ func (s ExperimentsStatus) Text() string {
 }
 
 func runExperimentsStatus(c *Call) error {
-	files, err := results.Load(c.String("results"))
+	args, err := experimentsOptions.Only("results", "notebooks").Read(c)
 	if err != nil {
 		return err
 	}
-	return c.Emit(experimentsStatus(files, c.String("notebooks")))
+	files, err := results.Load(args.Results)
+	if err != nil {
+		return err
+	}
+	return c.Emit(experimentsStatus(files, args.Notebooks))
 }
 
 // VerifyReport is what `experiments verify` recomputed.
@@ -160,7 +174,11 @@ func (r VerifyReport) Text() string {
 }
 
 func runExperimentsVerify(c *Call) error {
-	files, err := results.Load(c.String("results"))
+	args, err := experimentsOptions.Only("results").Read(c)
+	if err != nil {
+		return err
+	}
+	files, err := results.Load(args.Results)
 	if err != nil {
 		return err
 	}

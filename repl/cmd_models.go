@@ -3,6 +3,7 @@ package repl
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +23,7 @@ func init() {
 		Args:    "[FAMILY]",
 		Details: "preset=NAME builds one of the papers' configurations (without allocating its weights) and prints\n" +
 			"its parameter count beside the paper's; preset=all counts every preset. `train preset=NAME` trains it.",
-		Options: []Option{ChoiceOption("preset", "", "a paper's configuration to count, or all", append(models.PresetNames(), "all")...)},
+		Options: modelsOptions.Declare(),
 		Run:     runModels,
 	})
 	Register(&Command{
@@ -47,27 +48,35 @@ full attention at least 10x; at n=4096 ECP takes at most 0.25x of full.
 memory=true measures each (variant, n) in a process of its own and adds that
 process's peak resident memory (what the backend allocated, compiled code and
 runtime included): how memory grows with n, per variant.`,
-		Options: []Option{
-			ListOption("variants", strings.Join(models.BenchmarkFamilies(), ","), "comma-separated model families", models.FamilyNames),
-			IntsOption("n", "1024,2048,4096", "comma-separated sequence lengths", option.AtLeast(1)),
-			IntOption("batch", "2", "batch size", option.AtLeast(1)),
-			IntOption("heads", "4", "attention heads", option.AtLeast(1)),
-			IntOption("head_dim", "32", "width of each head (even: RoPE)", option.AtLeast(2)),
-			IntOption("window", "256", "each family's window: local/π window k, ECP half-segment h, S2 groups 2k, ...", option.AtLeast(1)),
-			IntOption("runs", "5", "timed runs per measurement (median reported)", option.AtLeast(1)),
-			ChoiceOption("memory", "false", "true: each measurement in its own process, with its peak resident memory", "false", "true"),
-			BackendOption,
-		},
-		Run: runBenchAttention,
+		Options: benchAttentionOptions.Declare(),
+		Run:     runBenchAttention,
 	})
+}
+
+// modelsArgs are the options of `models`.
+type modelsArgs struct{ Preset string }
+
+var modelsOptions = Options[modelsArgs]{Table: option.Table[modelsArgs]{
+	option.Choice("preset", "a paper's configuration to count, or all", append(models.PresetNames(), "all"), func(a *modelsArgs) *string { return &a.Preset }),
+}}
+
+// benchAttentionArgs are the benchmark's own options and the backend.
+type benchAttentionArgs struct {
+	bench.AttentionOptions
+	Backend string
+}
+
+var benchAttentionOptions = Options[benchAttentionArgs]{
+	Table: append(option.Within(bench.AttentionTable, func(a *benchAttentionArgs) *bench.AttentionOptions { return &a.AttentionOptions }),
+		backendField(func(a *benchAttentionArgs) *string { return &a.Backend })),
+	Defaults: benchAttentionArgs{AttentionOptions: bench.DefaultAttention},
 }
 
 // modelOptions declares every model option (so session settings flow in);
 // model= defaults to the default family, as ModelConfig does.
 func modelOptions() []Option {
 	var opts []Option
-	for _, info := range models.AllOptions() {
-		opt := fromInfo(info)
+	for _, opt := range models.AllOptions() {
 		if opt.Name == "model" {
 			opt.Default = models.DefaultFamily()
 		}
@@ -145,7 +154,11 @@ func (d familyDetail) Text() string {
 }
 
 func runModels(c *Call) error {
-	if preset := c.String("preset"); preset != "" {
+	args, err := modelsOptions.Read(c)
+	if err != nil {
+		return err
+	}
+	if preset := args.Preset; preset != "" {
 		if len(c.Args) > 0 {
 			return Usagef("models takes a FAMILY or preset=, not both")
 		}
@@ -214,56 +227,30 @@ func runCost(c *Call) error {
 }
 
 func runBenchAttention(c *Call) error {
-	r := c.Read()
-	opts := bench.AttentionOptions{Variants: c.Strings("variants"), Lengths: r.Ints("n"), Batch: r.Int("batch"),
-		Heads: r.Int("heads"), HeadDim: r.Int("head_dim"), Window: r.Int("window"), Runs: r.Int("runs")}
-	if err := r.Err(); err != nil {
-		return err
-	}
-	lengths, variants := opts.Lengths, opts.Variants
-	memorySweep := c.String("memory") == "true"
-	tooLarge := map[bench.Cell]string{} // what the machine cannot hold -> why
-	var cells []bench.Cell
-	for _, n := range lengths {
-		for _, v := range variants {
-			cells = append(cells, bench.Cell{Variant: v, N: n})
-			cfg, err := opts.PatternConfig(v, n)
-			if err != nil {
-				return Usagef("%v", err)
-			}
-			cfg.Layers, cfg.Vocab = 1, 1 // one attention layer, no vocabulary
-			if err := train.CheckMemory(cfg, opts.Batch, true); err != nil {
-				// A memory sweep looks for where each variant stops fitting: it reports that and goes on.
-				if !memorySweep {
-					return fmt.Errorf("%s at n=%d: %w", v, n, err)
-				}
-				tooLarge[bench.Cell{Variant: v, N: n}] = err.Error()
-			}
-		}
-	}
-	choice, err := c.OpenBackend()
+	args, err := benchAttentionOptions.Read(c)
 	if err != nil {
 		return err
 	}
-	opts.Backend = choice.Backend
+	plan, err := bench.PlanAttention(args.AttentionOptions, func(cfg models.Config, batch int) error {
+		return train.CheckMemory(cfg, batch, true)
+	})
+	if optionErr := (*bench.OptionError)(nil); errors.As(err, &optionErr) {
+		return Usagef("%v", err)
+	} else if err != nil {
+		return err
+	}
+	choice, err := train.Backend(args.Backend)
+	if err != nil {
+		return err
+	}
+	args.AttentionOptions.Backend = choice.Backend
 	c.Printf("backend %s (%s)\n", choice.Name, choice.Reason)
 	var results []bench.AttentionResult
-	emit := func(r bench.AttentionResult) error {
-		results = append(results, r)
-		return c.Emit(r)
-	}
-	if os.Getenv(bench.PeakEnv) == "1" { // a child of bench.MeasureApart: this process's peak goes with its result
-		record := emit
-		emit = func(r bench.AttentionResult) error {
-			r.PeakMB = bench.ProcessPeakMB()
-			return record(r)
-		}
-	}
-	if memorySweep {
-		err = bench.MeasureApart(c.Ctx, cells, tooLarge, benchChild(c, choice.Name), emit)
-	} else {
-		err = bench.Attention(c.Ctx, opts, choice.Name, emit)
-	}
+	err = bench.Sweep(c.Ctx, args.AttentionOptions, plan, choice.Name, benchChild(args.AttentionOptions, choice.Name),
+		func(r bench.AttentionResult) error {
+			results = append(results, r)
+			return c.Emit(r)
+		})
 	if err != nil {
 		return err
 	}
@@ -276,13 +263,10 @@ func runBenchAttention(c *Call) error {
 
 // benchChild is the command that measures one cell of `bench attention`
 // memory=true: this binary, the same options, one variant and length.
-func benchChild(c *Call, backend string) func(ctx context.Context, cell bench.Cell) *exec.Cmd {
+func benchChild(o bench.AttentionOptions, backend string) func(ctx context.Context, cell bench.Cell) *exec.Cmd {
 	return func(ctx context.Context, cell bench.Cell) *exec.Cmd {
 		self, _ := os.Executable()
-		args := []string{"bench", "attention", "variants=" + cell.Variant, fmt.Sprintf("n=%d", cell.N), "backend=" + backend}
-		for _, name := range []string{"batch", "heads", "head_dim", "window", "runs"} {
-			args = append(args, name+"="+c.String(name))
-		}
-		return exec.CommandContext(ctx, self, append(args, "--json")...)
+		args := append([]string{"bench", "attention", "backend=" + backend, "--json"}, bench.CellOptions(o, cell)...)
+		return exec.CommandContext(ctx, self, args...)
 	}
 }

@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -21,11 +22,8 @@ func init() {
 			"covers a block of (query, key) pairs and is shaded by the share of them K(i) allows.\n" +
 			"Cells holding only skip keys (π-Attention's) are drawn apart from the local window.\n" +
 			"Model options typed here override the session's for this picture only.",
-		Options: append(modelOptions(),
-			IntOption("head", "0", "head to draw, for patterns that differ between heads", option.AtLeast(0)),
-			IntOption("width", "", "columns of the diagram (default: fit the terminal)", option.AtLeast(8)),
-		),
-		Run: runMask,
+		Options: append(modelOptions(), maskOptions.Declare()...),
+		Run:     runMask,
 	})
 	Register(&Command{
 		Name:    "compare",
@@ -37,6 +35,15 @@ func init() {
 		Run:     runCompare,
 	})
 }
+
+// maskArgs are mask's own options; the model's come from ModelConfig.
+type maskArgs struct{ Head, Width int }
+
+var maskOptions = Options[maskArgs]{Table: option.Table[maskArgs]{
+	option.Int("head", "head to draw, for patterns that differ between heads", func(a *maskArgs) *int { return &a.Head }, option.AtLeast(0)),
+	option.Int("width", "columns of the diagram (0: fit the terminal)", func(a *maskArgs) *int { return &a.Width },
+		option.NewRule(func(w int) bool { return w == 0 || w >= 8 }, "must be at least 8 (or 0: fit the terminal)")),
+}}
 
 // maskMaxN bounds the diagram: drawing evaluates K(i) on all n² pairs.
 const maskMaxN = 8192
@@ -84,15 +91,11 @@ func runMask(c *Call) error {
 	if cfg.SeqLen > maskMaxN {
 		return Usagef("mask draws up to n=%d (it evaluates all n² pairs); got n=%d", maskMaxN, cfg.SeqLen)
 	}
-	r := c.Read()
-	head := r.Int("head")
-	width := terminalWidth(c.Out)
-	if c.String("width") != "" {
-		width = r.Int("width")
-	}
-	if err := r.Err(); err != nil {
+	args, err := maskOptions.Read(c)
+	if err != nil {
 		return err
 	}
+	head, width := args.Head, cmp.Or(args.Width, terminalWidth(c.Out))
 	if head >= cfg.Heads {
 		return Usagef("option head=%d must be in 0..%d (heads=%d)", head, cfg.Heads-1, cfg.Heads)
 	}
@@ -180,10 +183,19 @@ func maskLegend(p models.Pattern) string {
 	return legend
 }
 
+// compareFamilies is compare's own option; the rest are train's, forwarded by name.
+var compareFamilies = Options[compareArgs]{
+	Table: option.Table[compareArgs]{option.List("models", "comma-separated model families to train", models.FamilyNames(),
+		func(a *compareArgs) *[]string { return &a.Models })},
+	Defaults: compareArgs{Models: models.HeadlineFamilies()},
+}
+
+type compareArgs struct{ Models []string }
+
 // compareOptions: the families, every training option but the run folder
 // (each model gets its own), and the model options that set the budget.
 func compareOptions() []Option {
-	opts := []Option{ListOption("models", strings.Join(models.HeadlineFamilies(), ","), "comma-separated model families to train", models.FamilyNames)}
+	opts := compareFamilies.Declare()
 	for _, opt := range trainOptions() {
 		switch opt.Name {
 		case "run", "model", "vocab":
@@ -238,7 +250,11 @@ func (cmp Comparison) Text() string {
 }
 
 func runCompare(c *Call) error {
-	families := c.Strings("models")
+	chosen, err := compareFamilies.Read(c)
+	if err != nil {
+		return err
+	}
+	families := chosen.Models
 	runs := make([]train.Options, len(families))
 	for i, family := range families {
 		o, err := train.ParseOptions(compareValues(c, family))

@@ -15,46 +15,60 @@ func init() {
 		Details: "For depth 1..L, the farthest input position whose gradient reaches output position i above\n" +
 			"threshold·max, measured on the model cut to its first layers. weights=trained uses the\n" +
 			"checkpoint (default when the session has one), weights=random the model options.",
-		Options: append([]Option{
-			checkpointOption,
-			ChoiceOption("weights", "auto", "trained, random, or auto (trained when a checkpoint is set)", "auto", "trained", "random"),
-			IntOption("position", "-1", "output position i (-1: the last)", option.AtLeast(-1)),
-			FloatOption("threshold", "1e-4", "relative gradient norm that counts as reached, in (0, 1)",
-				option.NewRule(func(v float64) bool { return v > 0 && v < 1 }, "must be in (0, 1)")),
-			IntOption("seed", "1", "seed of the input tokens and random weights", option.AtLeast(0)),
-			BackendOption,
-		}, modelOptions()...),
-		Run: runRF,
+		Options: append(rfOptions.Declare(), modelOptions()...),
+		Run:     runRF,
 	})
 	Register(&Command{
 		Name:    "probe attention",
 		Summary: "attention weights of a trained model on a text, per layer and head (summary; --json: full maps)",
 		Args:    "[TEXT]",
-		Options: []Option{checkpointOption, refuseOtherFamily, BackendOption},
+		Options: probeOptions.Declare(),
 		Run:     runProbeAttention,
 	})
 	Register(&Command{
 		Name:    "probe gate",
 		Summary: "π-Attention gate statistics: mean α per head and attention mass on skip keys",
 		Args:    "[TEXT]",
-		Options: []Option{checkpointOption, refuseOtherFamily, BackendOption},
+		Options: probeOptions.Declare(),
 		Run:     runProbeGate,
 	})
 }
 
 const probeText = "Light is propagated from luminous bodies in time, and spends about seven or eight minutes of an hour in passing from the sun to the earth."
 
+// rfArgs are rf's own options; the model's (random weights) come from ModelConfig.
+type rfArgs struct {
+	train.RFOptions
+	Checkpoint, Weights, Backend string
+}
+
+var rfOptions = Options[rfArgs]{
+	Table: option.Table[rfArgs]{
+		checkpointField(func(a *rfArgs) *string { return &a.Checkpoint }),
+		option.Choice("weights", "trained, random, or auto (trained when a checkpoint is set)", []string{"auto", "trained", "random"}, func(a *rfArgs) *string { return &a.Weights }),
+		option.Int("position", "output position i (-1: the last)", func(a *rfArgs) *int { return &a.Position }, option.AtLeast(-1)),
+		option.Float("threshold", "relative gradient norm that counts as reached, in (0, 1)", func(a *rfArgs) *float64 { return &a.Threshold },
+			option.NewRule(func(v float64) bool { return v > 0 && v < 1 }, "must be in (0, 1)")),
+		option.Uint64("seed", "seed of the input tokens and random weights", func(a *rfArgs) *uint64 { return &a.Seed }),
+		backendField(func(a *rfArgs) *string { return &a.Backend }),
+	},
+	Defaults: rfArgs{RFOptions: train.RFOptions{Position: -1, Threshold: 1e-4, Seed: 1}, Weights: "auto"},
+}
+
+// probeOptions are the probes': the checkpoint to open.
+var probeOptions = Options[checkpointArgs]{Table: checkpointTable}
+
 func runRF(c *Call) error {
-	read := c.Read()
-	o := train.RFOptions{Position: read.Int("position"), Threshold: read.Float("threshold"), Seed: uint64(read.Int("seed"))}
-	if err := read.Err(); err != nil {
+	args, err := rfOptions.Read(c)
+	if err != nil {
 		return err
 	}
-	weights := c.String("weights")
-	trained := weights == "trained" || (weights == "auto" && c.Has("checkpoint"))
+	o := args.RFOptions
+	trained := args.Weights == "trained" || (args.Weights == "auto" && args.Checkpoint != "")
 	var r *train.RFResult
 	if trained {
-		l, err := openCheckpoint(c)
+		// model= is a model option here; typed, it still refuses another family's checkpoint.
+		l, err := openCheckpoint(c, checkpointArgs{Checkpoint: args.Checkpoint, Model: c.String("model"), Backend: args.Backend})
 		if err != nil {
 			return err
 		}
@@ -67,7 +81,7 @@ func runRF(c *Call) error {
 		if err != nil {
 			return err
 		}
-		backend, err := train.Backend(c.String("backend"))
+		backend, err := train.Backend(args.Backend)
 		if err != nil {
 			return err
 		}
@@ -108,7 +122,11 @@ func (s AttentionSummary) Text() string {
 }
 
 func probeMaps(c *Call) (*train.Loaded, []train.AttentionMap, error) {
-	l, err := openCheckpoint(c)
+	args, err := probeOptions.Read(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := openCheckpoint(c, args)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,17 +28,27 @@ func retrievalOptions() []Option {
 		if o.Name == "data" {
 			opts[i].Default = "passkey"
 			opts[i].Help = "retrieval set"
-			opts[i].Values = func(*Session) []string { return train.RetrievalNames() }
+			opts[i].Values = train.RetrievalNames()
 		}
 	}
-	return append([]Option{IntsOption("distances", "64,128,256", "comma-separated distances, one trained model each", option.AtLeast(1))}, opts...)
+	return append(retrievalDistances.Declare(), opts...)
 }
 
+// retrievalDistances is retrieval's own option; the rest are train's, forwarded by name.
+var retrievalDistances = Options[retrievalArgs]{
+	Table: option.Table[retrievalArgs]{option.Ints("distances", "comma-separated distances, one trained model each",
+		func(a *retrievalArgs) *[]int { return &a.Distances }, option.AtLeast(1))},
+	Defaults: retrievalArgs{Distances: []int{64, 128, 256}},
+}
+
+type retrievalArgs struct{ Distances []int }
+
 func runRetrieval(c *Call) error {
-	distances, err := option.ParseInts("distances", c.String("distances"))
+	args, err := retrievalDistances.Read(c)
 	if err != nil {
-		return Usagef("%v", err)
+		return err
 	}
+	distances := args.Distances
 	values, err := runValues(c)
 	if err != nil {
 		return err

@@ -162,7 +162,7 @@ func datasetPrepared(name string) bool {
 
 func runBackend(c *Call) error {
 	if len(c.Args) != 1 {
-		return Usagef("backend takes one NAME: %s", strings.Join(backendNames(c.Session), ", "))
+		return Usagef("backend takes one NAME: %s", strings.Join(backendNames(), ", "))
 	}
 	name := c.Args[0]
 	if err := checkBackendName(name); err != nil || name == "" {

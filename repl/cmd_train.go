@@ -41,49 +41,21 @@ func init() {
 	Register(&Command{
 		Name:    "eval",
 		Summary: "evaluate a checkpoint: perplexity and bits per character (ecpi's or the ECP authors' protocol), or accuracy",
-		Options: []Option{
-			checkpointOption,
-			ChoiceOption("split", "valid", "valid or test", "valid", "test"),
-			IntOption("eval_batches", "0", "batches to evaluate (0: the whole split)", option.AtLeast(0)),
-			ChoiceOption("protocol", "", "language models: ecpi scores every target once, authors as the ECP paper (default: the run's)", train.Protocols...),
-			refuseOtherFamily,
-			BackendOption,
-		},
-		Run: runEval,
+		Options: evalOptions.Declare(),
+		Run:     runEval,
 	})
 	Register(&Command{
 		Name:    "sample",
 		Summary: "continue a prompt with a trained language model",
 		Args:    "[PROMPT]",
-		Options: []Option{
-			checkpointOption,
-			IntOption("tokens", "200", "tokens to generate", option.AtLeast(1)),
-			FloatOption("temperature", "0.8", "softmax temperature (0: greedy)", option.AtLeast(0.0)),
-			IntOption("top_k", "40", "sample among the k most likely tokens (0: all)", option.AtLeast(0)),
-			IntOption("seed", "1", "sampling seed", option.AtLeast(0)),
-			refuseOtherFamily,
-			BackendOption,
-		},
-		Run: runSample,
+		Options: sampleOptions.Declare(),
+		Run:     runSample,
 	})
 	Register(&Command{
 		Name:    "bench train",
 		Summary: "training tokens/s and ms/step of a fixed small model on every available backend",
-		Options: []Option{
-			ChoiceOption("model", models.DefaultFamily(), "model family of the fixed small model", models.FamilyNames()...),
-			ChoiceOption("size", "small", "small: n=256, d=64, 2 layers; large: n=1024, d=256, 4 layers (4 heads, batch 8 both)", train.BenchSizes...),
-			IntOption("steps", "10", "timed steps per backend (after one compiling step)", option.AtLeast(1)),
-			ChoiceOption("precision", "float32", "float32, or bf16: mixed precision (train's precision=)", train.Precisions...),
-			{Name: "backends", Help: "comma-separated backends (default: every available one)", Check: func(v string) error {
-				for _, name := range strings.Split(v, ",") {
-					if err := checkBackendName(strings.TrimSpace(name)); err != nil {
-						return err
-					}
-				}
-				return nil
-			}},
-		},
-		Run: runBenchTrain,
+		Options: benchTrainOptions.Declare(),
+		Run:     runBenchTrain,
 	})
 	Register(&Command{
 		Name:    "bench generate",
@@ -91,25 +63,30 @@ func init() {
 		Details: "Models of bench train's sizes with random weights, a prompt of n/2 random tokens, then tokens=\n" +
 			"tokens generated one at a time (median per token, after the graphs compiled): with the key/value\n" +
 			"cache (every family decodes incrementally), and by one full forward pass per token.",
-		Options: []Option{
-			ListOption("models", strings.Join(models.BenchmarkFamilies(), ","), "comma-separated model families", models.FamilyNames),
-			IntsOption("n", "1024,4096", "comma-separated sequence lengths", option.AtLeast(2)),
-			ChoiceOption("size", "small", "the model's width and depth, as bench train's", train.BenchSizes...),
-			IntOption("tokens", "32", "tokens timed per measurement (at most n/2)", option.AtLeast(1)),
-			BackendOption,
-		},
-		Run: runBenchGenerate,
+		Options: benchGenerateOptions.Declare(),
+		Run:     runBenchGenerate,
 	})
 }
 
+// benchGenerateOptions declare train.GenerateOptions.
+var benchGenerateOptions = Options[train.GenerateOptions]{
+	Table: option.Table[train.GenerateOptions]{
+		option.List("models", "comma-separated model families", models.FamilyNames(), func(o *train.GenerateOptions) *[]string { return &o.Families }),
+		option.Ints("n", "comma-separated sequence lengths", func(o *train.GenerateOptions) *[]int { return &o.Lengths }, option.AtLeast(2)),
+		option.Choice("size", "the model's width and depth, as bench train's", train.BenchSizes, func(o *train.GenerateOptions) *string { return &o.Size }),
+		option.Int("tokens", "tokens timed per measurement (at most n/2)", func(o *train.GenerateOptions) *int { return &o.Tokens }, option.AtLeast(1)),
+		backendField(func(o *train.GenerateOptions) *string { return &o.Backend }),
+	},
+	Defaults: train.GenerateOptions{Families: models.BenchmarkFamilies(), Lengths: []int{1024, 4096}, Size: "small", Tokens: 32},
+}
+
 func runBenchGenerate(c *Call) error {
-	r := c.Read()
-	o := train.GenerateOptions{Families: c.Strings("models"), Lengths: r.Ints("n"), Size: c.String("size"), Tokens: r.Int("tokens"), Backend: c.String("backend")}
-	if err := r.Err(); err != nil {
+	o, err := benchGenerateOptions.Read(c)
+	if err != nil {
 		return err
 	}
 	var results []*train.GenerateResult
-	err := train.BenchGenerate(c.Ctx, o, func(g *train.GenerateResult) error {
+	err = train.BenchGenerate(c.Ctx, o, func(g *train.GenerateResult) error {
 		results = append(results, g)
 		return c.Emit(g)
 	})
@@ -117,20 +94,25 @@ func runBenchGenerate(c *Call) error {
 	return err
 }
 
-var checkpointOption = Option{Name: "checkpoint", Help: "checkpoint or run folder (default: the session's, set by train)"}
+// checkpointArgs are the options of a command that opens a trained model.
+type checkpointArgs struct{ Checkpoint, Model, Backend string }
 
-// refuseOtherFamily refuses a checkpoint of another family (eval, sample, probes).
-var refuseOtherFamily = ChoiceOption("model", "", "refuse the checkpoint unless it is of this family", models.FamilyNames()...)
+// checkpointTable declares checkpointArgs; commands lift it into their own
+// options with option.Within.
+var checkpointTable = option.Table[checkpointArgs]{
+	checkpointField(func(a *checkpointArgs) *string { return &a.Checkpoint }),
+	familyFilterField(func(a *checkpointArgs) *string { return &a.Model }),
+	backendField(func(a *checkpointArgs) *string { return &a.Backend }),
+}
 
 // trainOptions: every training option and every model option.
 func trainOptions() []Option {
 	var opts []Option
 	for _, info := range train.OptionInfos() {
 		if info.Name == "backend" {
-			opts = append(opts, BackendOption)
-			continue
+			info = backendOption
 		}
-		opts = append(opts, fromInfo(info))
+		opts = append(opts, info)
 	}
 	return append(opts, modelOptions()...)
 }
@@ -216,21 +198,20 @@ func bothWaysData() []string {
 	return kinds
 }
 
-// checkpointPath is the typed checkpoint=, else run= (resume), else the session's.
-func checkpointPath(c *Call) (string, error) {
-	for _, name := range []string{"checkpoint", "run"} {
-		if c.option(name) != nil && c.Has(name) && c.String(name) != "" {
-			return c.String(name), nil
-		}
+// checkpointPath is the model a command opens (typed, or the session's
+// checkpoint): a usage error when there is none.
+func checkpointPath(c *Call, path string) (string, error) {
+	if path == "" {
+		return "", Usagef("%s needs a model: train one first, or give checkpoint=PATH", c.Command.Name)
 	}
-	return "", Usagef("%s needs a model: train one first, or give checkpoint=PATH", c.Command.Name)
+	return path, nil
 }
 
 // resumeOptions are the run to resume, then every training and model option
 // with no default: train.Resume changes the run by the resumable ones and
 // refuses any other unless it repeats the value the run was saved with.
 func resumeOptions() []Option {
-	opts := []Option{{Name: "run", Help: "run folder or checkpoint (default: the session's checkpoint)"}, checkpointOption}
+	opts := append(resumeRun.Declare(), checkpointTable[0].Info(""))
 	for _, o := range trainOptions() {
 		if o.Name == "run" {
 			continue
@@ -244,8 +225,21 @@ func resumeOptions() []Option {
 	return opts
 }
 
+// resumeRun is the run that resume continues; without it, checkpoint= (typed
+// or the session's).
+var resumeRun = Options[checkpointArgs]{Table: option.Table[checkpointArgs]{
+	option.Text("run", "run folder or checkpoint (default: the session's checkpoint)", func(a *checkpointArgs) *string { return &a.Checkpoint }),
+}}
+
 func runResume(c *Call) error {
-	path, err := checkpointPath(c)
+	run, err := resumeRun.Read(c)
+	if err != nil {
+		return err
+	}
+	if run.Checkpoint == "" && c.Has("checkpoint") {
+		run.Checkpoint = c.String("checkpoint")
+	}
+	path, err := checkpointPath(c, run.Checkpoint)
 	if err != nil {
 		return err
 	}
@@ -264,47 +258,64 @@ func runResume(c *Call) error {
 	return finishRun(c, r)
 }
 
-// openCheckpoint opens the call's checkpoint and checks its family against a typed model=.
-func openCheckpoint(c *Call) (*train.Loaded, error) {
-	path, err := checkpointPath(c)
+// openCheckpoint opens the checkpoint and checks its family against a
+// model= typed on this call (the session's model= is what to train next, not
+// a filter).
+func openCheckpoint(c *Call, a checkpointArgs) (*train.Loaded, error) {
+	path, err := checkpointPath(c, a.Checkpoint)
 	if err != nil {
 		return nil, err
 	}
-	l, err := c.Session.pool.Open(path, c.String("backend"))
+	l, err := c.Session.pool.Open(path, a.Backend)
 	if err != nil {
 		return nil, err
 	}
 	if _, typed := c.given["model"]; typed {
-		if err := l.CheckFamily(c.String("model")); err != nil {
+		if err := l.CheckFamily(a.Model); err != nil {
 			return nil, err
 		}
 	}
 	return l, nil
 }
 
+// evalArgs are eval's options: the checkpoint's and the evaluation's.
+type evalArgs struct {
+	checkpointArgs
+	train.EvalOptions
+}
+
+var evalOptions = Options[evalArgs]{
+	Table: append(option.Within(checkpointTable, func(a *evalArgs) *checkpointArgs { return &a.checkpointArgs }),
+		option.Choice("split", "valid or test", []string{"valid", "test"}, func(a *evalArgs) *string { return &a.Split }),
+		option.Int("eval_batches", "batches to evaluate (0: the whole split)", func(a *evalArgs) *int { return &a.Batches }, option.AtLeast(0)),
+		option.Choice("protocol", "language models: ecpi scores every target once, authors as the ECP paper (default: the run's)", train.Protocols,
+			func(a *evalArgs) *string { return &a.Protocol })),
+	Defaults: evalArgs{EvalOptions: train.EvalOptions{Split: "valid"}},
+}
+
 func runEval(c *Call) error {
-	path, err := checkpointPath(c)
+	args, err := evalOptions.Read(c)
 	if err != nil {
 		return err
 	}
-	batches, err := option.ParseInt("eval_batches", c.String("eval_batches"))
+	path, err := checkpointPath(c, args.checkpointArgs.Checkpoint)
 	if err != nil {
-		return Usagef("%v", err)
+		return err
 	}
 	if _, typed := c.given["model"]; typed {
 		m, _, err := train.LoadManifest(path)
 		if err != nil {
 			return err
 		}
-		if m.Family != c.String("model") {
-			return fmt.Errorf("checkpoint %s is a %s model, not %s", path, m.Family, c.String("model"))
+		if m.Family != args.Model {
+			return fmt.Errorf("checkpoint %s is a %s model, not %s", path, m.Family, args.Model)
 		}
 	}
-	l, err := c.Session.pool.Open(path, c.String("backend"))
+	l, err := c.Session.pool.Open(path, args.checkpointArgs.Backend)
 	if err != nil {
 		return err
 	}
-	r, err := l.Evaluate(c.Ctx, train.EvalOptions{Split: c.String("split"), Batches: batches, Protocol: c.String("protocol")})
+	r, err := l.Evaluate(c.Ctx, args.EvalOptions)
 	if err != nil {
 		return err
 	}
@@ -322,16 +333,31 @@ func (s SampleText) Text() string {
 	return s.SampleResult.String() + "\n\nhint: " + s.Hint
 }
 
+// sampleArgs are sample's options: the checkpoint's and the sampler's.
+type sampleArgs struct {
+	checkpointArgs
+	train.SampleOptions
+}
+
+var sampleOptions = Options[sampleArgs]{
+	Table: append(option.Within(checkpointTable, func(a *sampleArgs) *checkpointArgs { return &a.checkpointArgs }),
+		option.Int("tokens", "tokens to generate", func(a *sampleArgs) *int { return &a.Tokens }, option.AtLeast(1)),
+		option.Float("temperature", "softmax temperature (0: greedy)", func(a *sampleArgs) *float64 { return &a.Temperature }, option.AtLeast(0.0)),
+		option.Int("top_k", "sample among the k most likely tokens (0: all)", func(a *sampleArgs) *int { return &a.TopK }, option.AtLeast(0)),
+		option.Uint64("seed", "sampling seed", func(a *sampleArgs) *uint64 { return &a.Seed })),
+	Defaults: sampleArgs{SampleOptions: train.SampleOptions{Tokens: 200, Temperature: 0.8, TopK: 40, Seed: 1}},
+}
+
 func runSample(c *Call) error {
-	r := c.Read()
-	o := train.SampleOptions{Tokens: r.Int("tokens"), Temperature: r.Float("temperature"), TopK: r.Int("top_k"), Seed: uint64(r.Int("seed"))}
-	if err := r.Err(); err != nil {
-		return err
-	}
-	l, err := openCheckpoint(c)
+	args, err := sampleOptions.Read(c)
 	if err != nil {
 		return err
 	}
+	l, err := openCheckpoint(c, args.checkpointArgs)
+	if err != nil {
+		return err
+	}
+	o := args.SampleOptions
 	o.Prompt = strings.Join(c.Args, " ")
 	result, err := l.Sample(c.Ctx, o)
 	if err != nil {
@@ -341,12 +367,38 @@ func runSample(c *Call) error {
 	return c.Emit(SampleText{result})
 }
 
+// benchTrainArgs are the options of `bench train`.
+type benchTrainArgs struct {
+	Model, Size, Precision string
+	Steps                  int
+	Backends               []string
+}
+
+var benchTrainOptions = Options[benchTrainArgs]{
+	Table: option.Table[benchTrainArgs]{
+		option.Choice("model", "model family of the fixed small model", models.FamilyNames(), func(a *benchTrainArgs) *string { return &a.Model }),
+		option.Choice("size", "small: n=256, d=64, 2 layers; large: n=1024, d=256, 4 layers (4 heads, batch 8 both)", train.BenchSizes, func(a *benchTrainArgs) *string { return &a.Size }),
+		option.Int("steps", "timed steps per backend (after one compiling step)", func(a *benchTrainArgs) *int { return &a.Steps }, option.AtLeast(1)),
+		option.Choice("precision", "float32, or bf16: mixed precision (train's precision=)", train.Precisions, func(a *benchTrainArgs) *string { return &a.Precision }),
+		option.List("backends", "comma-separated backends (default: every available one)", nil, func(a *benchTrainArgs) *[]string { return &a.Backends }).
+			Checking(func(v string) error {
+				for _, name := range strings.Split(v, ",") {
+					if err := checkBackendName(strings.TrimSpace(name)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}),
+	},
+	Defaults: benchTrainArgs{Model: models.DefaultFamily(), Size: "small", Precision: "float32", Steps: 10},
+}
+
 func runBenchTrain(c *Call) error {
-	steps, err := option.ParseInt("steps", c.String("steps"))
+	args, err := benchTrainOptions.Read(c)
 	if err != nil {
-		return Usagef("%v", err)
+		return err
 	}
-	names := c.Strings("backends")
+	names := args.Backends
 	if len(names) == 0 {
 		for _, cand := range xla.Available() {
 			names = append(names, cand.Name)
@@ -359,7 +411,7 @@ func runBenchTrain(c *Call) error {
 		if err := c.Ctx.Err(); err != nil {
 			return fmt.Errorf("bench train interrupted before backend %s", name)
 		}
-		r, err := train.Bench(c.Ctx, name, c.String("model"), c.String("size"), c.String("precision"), steps)
+		r, err := train.Bench(c.Ctx, name, args.Model, args.Size, args.Precision, args.Steps)
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("backend %s: %v", name, err))
 			continue

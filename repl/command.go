@@ -98,7 +98,7 @@ func (c *Command) hasOption(name string) bool { return c.lookup(name) != nil }
 func (c *Command) lookup(name string) *Option {
 	opts := c.AllOptions()
 	for i := range opts {
-		if opts[i].matches(name) {
+		if opts[i].Matches(name) {
 			return &opts[i]
 		}
 	}

@@ -186,7 +186,7 @@ func argumentWords(s *Session, cmd *Command, rest []string, current string) []Su
 var positionalValues = map[string]func(s *Session) []Suggestion{
 	"model":   func(*Session) []Suggestion { return familySuggestions() },
 	"data":    func(*Session) []Suggestion { return datasetSuggestions() },
-	"backend": func(s *Session) []Suggestion { return plainSuggestions(backendNames(s), "backend") },
+	"backend": func(*Session) []Suggestion { return plainSuggestions(backendNames(), "backend") },
 	"unset": func(s *Session) []Suggestion {
 		var out []Suggestion
 		for name, value := range s.Settings() {
@@ -249,7 +249,7 @@ func valueWords(s *Session, cmd *Command, done []string, name, value string) []S
 }
 
 // optionValues lists the values one option can take: a model option's values
-// for the family being typed or set, the option's own Values, or files for
+// for the family being typed or set, the option's own suggestions, or files for
 // options that name a path.
 func optionValues(s *Session, cmd *Command, opt *Option, done []string, typed string) []Suggestion {
 	if models.IsOption(opt.Name) && cmd.hasOption("model") {
@@ -264,8 +264,8 @@ func optionValues(s *Session, cmd *Command, opt *Option, done []string, typed st
 			}
 		}
 	}
-	if opt.Values != nil {
-		return describeValues(opt.Values(s), opt.Help)
+	if values := opt.Suggestions(); values != nil {
+		return describeValues(values, opt.Help)
 	}
 	if namesPath(opt.Name) {
 		return pathSuggestions(typed)

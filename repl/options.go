@@ -3,76 +3,58 @@ package repl
 import (
 	"slices"
 
+	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
 )
 
-// Option builders: a command declares its key=value options with these, so a
-// value is checked by the same rule wherever it is typed.
+// Option is one key=value option of a command as the parser, help and
+// completion see it: a field of a typed option table (package option), the
+// one way model families, training, datasets and commands declare options.
+type Option = option.Info
 
-// Option is one key=value option of a command.
-type Option struct {
-	Name    string
-	Aliases []string // other names accepted for it (older spellings)
-	Default string
-	Help    string
-	// Values lists completion candidates for the REPL (nil: free text). It may
-	// read the session (e.g. checkpoint files of the current run folder).
-	Values func(s *Session) []string
-	// Check validates a value as soon as it is typed (nil: any text), so a
-	// bad value is refused by the parser, by `set` and by scripts alike.
-	Check func(value string) error
+// Options are a command's own options: the typed table its Run reads them
+// into, with their defaults.
+type Options[S any] struct {
+	Table    option.Table[S]
+	Defaults S
 }
 
-// matches reports whether name is the option's name or one of its aliases.
-func (o Option) matches(name string) bool { return o.Name == name || slices.Contains(o.Aliases, name) }
+// Declare lists the options for Command.Options.
+func (o Options[S]) Declare() []Option { return o.Table.Infos(o.Defaults) }
 
-// fromInfo turns a model or training option into a command option.
-func fromInfo(info option.Info) Option {
-	o := Option{Name: info.Name, Aliases: info.Aliases, Default: info.Default, Help: info.Help, Check: info.Check}
-	if values := info.Values; values != nil {
-		o.Values = func(*Session) []string { return values }
+// Only keeps the named options, for commands that share a table.
+func (o Options[S]) Only(names ...string) Options[S] {
+	var kept option.Table[S]
+	for _, f := range o.Table {
+		if slices.Contains(names, f.Name) {
+			kept = append(kept, f)
+		}
 	}
-	return o
+	return Options[S]{Table: kept, Defaults: o.Defaults}
 }
 
-// IntOption is an integer option checked by the rules.
-func IntOption(name, def, help string, rules ...option.Rule[int]) Option {
-	return Option{Name: name, Default: def, Help: help, Check: func(v string) error {
-		_, err := option.ParseInt(name, v, rules...)
-		return err
-	}}
+// Read gives the call's values: the defaults, then what the session set, then
+// what was typed on the call, each checked by its field.
+func (o Options[S]) Read(c *Call) (S, error) {
+	values := o.Defaults
+	for _, f := range o.Table {
+		if !c.Has(f.Name) {
+			continue
+		}
+		if err := f.Set(&values, c.String(f.Name)); err != nil {
+			return values, Usagef("%v", err)
+		}
+	}
+	return values, nil
 }
 
-// FloatOption is a finite number checked by the rules.
-func FloatOption(name, def, help string, rules ...option.Rule[float64]) Option {
-	return Option{Name: name, Default: def, Help: help, Check: func(v string) error {
-		_, err := option.ParseFloat(name, v, rules...)
-		return err
-	}}
+// checkpointField is the checkpoint (or run folder) a command opens; empty,
+// the session's.
+func checkpointField[S any](field func(*S) *string) option.Field[S] {
+	return option.Text("checkpoint", "checkpoint or run folder (default: the session's, set by train)", field)
 }
 
-// IntsOption is a comma-separated list of integers checked by the rules.
-func IntsOption(name, def, help string, rules ...option.Rule[int]) Option {
-	return Option{Name: name, Default: def, Help: help, Check: func(v string) error {
-		_, err := option.ParseInts(name, v, rules...)
-		return err
-	}}
-}
-
-// ChoiceOption takes one of a closed set of values.
-func ChoiceOption(name, def, help string, values ...string) Option {
-	return Option{Name: name, Default: def, Help: help, Values: func(*Session) []string { return values },
-		Check: func(v string) error {
-			_, err := option.ParseChoice(name, v, values)
-			return err
-		}}
-}
-
-// ListOption is a comma-separated list of distinct words from values().
-func ListOption(name, def, help string, values func() []string) Option {
-	return Option{Name: name, Default: def, Help: help, Values: func(*Session) []string { return values() },
-		Check: func(v string) error {
-			_, err := option.ParseList(name, v, values())
-			return err
-		}}
+// familyFilterField refuses a checkpoint of another family (eval, sample, probes).
+func familyFilterField[S any](field func(*S) *string) option.Field[S] {
+	return option.Choice("model", "refuse the checkpoint unless it is of this family", models.FamilyNames(), field)
 }

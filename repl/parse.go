@@ -52,10 +52,8 @@ func Parse(words []string) (*Invocation, error) {
 			if opt == nil {
 				return nil, unknownOption(cmd, name)
 			}
-			if opt.Check != nil {
-				if err := opt.Check(value); err != nil {
-					return nil, Usagef("%s: %v", cmd.Name, err)
-				}
+			if err := opt.Check(value); err != nil {
+				return nil, Usagef("%s: %v", cmd.Name, err)
 			}
 			inv.Options[opt.Name] = value
 		default:

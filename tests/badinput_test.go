@@ -178,9 +178,6 @@ func generated() []badCase {
 			continue
 		}
 		for _, opt := range cmd.Options {
-			if opt.Check == nil {
-				continue
-			}
 			i := slices.IndexFunc(badValues, func(v string) bool { return opt.Check(v) != nil })
 			if i < 0 {
 				continue
