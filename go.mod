@@ -12,6 +12,7 @@ require (
 	github.com/tiktoken-go/tokenizer v0.10.0
 	golang.org/x/image v0.26.0
 	golang.org/x/term v0.48.0
+	k8s.io/klog/v2 v2.140.0
 )
 
 require (
@@ -31,5 +32,4 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.35.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
-	k8s.io/klog/v2 v2.140.0 // indirect
 )
