@@ -115,13 +115,25 @@ func TestEquivalenceCountsAndBounds(t *testing.T) {
 			t.Errorf("claim 5 counted at %g %%: %s, want %s", value, got.Verdict, want)
 		}
 	}
-	bound, _ := ClaimByID(15)
+	// Claim 15: the reach must exceed the bound (the local window's reach) at every depth.
+	beyond, _ := ClaimByID(15)
+	reach := Claim{ID: 15, Measured: []float64{48, 80, 96}, Bound: []float64{17, 33, 41}}
+	if got := Judge(beyond, reach, &File{}); got.Verdict != Holds {
+		t.Errorf("beyond the local window at every depth: %s (%s), want holds", got.Verdict, got.Why)
+	}
+	reach.Measured[2] = 40
+	if got := Judge(beyond, reach, &File{}); got.Verdict != Fails || !strings.Contains(got.Why, "L = 3") {
+		t.Errorf("short of the local window at L = 3: %s (%s), want fails at L = 3", got.Verdict, got.Why)
+	}
+	// An upper bound checked from L = 2 (the first declaration of claim 15).
+	upper := beyond
+	upper.Upper, upper.FromLayer = true, 2
 	within := Claim{ID: 15, Measured: []float64{40, 60, 80}, Bound: []float64{16, 64, 112}}
-	if got := Judge(bound, within, &File{}); got.Verdict != Holds {
+	if got := Judge(upper, within, &File{}); got.Verdict != Holds {
 		t.Errorf("within the bound from L = 2: %s (%s), want holds", got.Verdict, got.Why)
 	}
 	within.Measured[2] = 200
-	if got := Judge(bound, within, &File{}); got.Verdict != Fails || !strings.Contains(got.Why, "L = 3") {
+	if got := Judge(upper, within, &File{}); got.Verdict != Fails || !strings.Contains(got.Why, "L = 3") {
 		t.Errorf("beyond the bound at L = 3: %s (%s), want fails at L = 3", got.Verdict, got.Why)
 	}
 }
