@@ -262,12 +262,39 @@ func (e *Experiment) SweepTable(caption string, show func(loss float64) string) 
 // per seed or measurement), looked up by the labels its declaration names,
 // then shows and records the verdict. The declaration decides the test.
 func (e *Experiment) Compare(id int, values map[string][]float64) results.Claim {
+	return e.ComparePi(id, values, nil)
+}
+
+// ComparePi is Compare for a claim on a trained π model (declared with
+// Skips): skipMass is that model's attention mass on its skip keys per layer
+// (SkipMass), stored and shown with the verdict.
+func (e *Experiment) ComparePi(id int, values map[string][]float64, skipMass []float64) results.Claim {
 	d := Must(results.ClaimByID(id))
-	c := results.Claim{ID: id}
+	c := results.Claim{ID: id, SkipMass: skipMass}
 	for _, b := range d.B {
 		c.Comparisons = append(c.Comparisons, results.Comparison{A: d.A, B: b, Metric: d.Metric, Better: d.Better, AValues: values[d.A], BValues: values[b]})
 	}
 	return e.judge(d, c)
+}
+
+// SkipMass is a trained π model's attention mass on its skip keys in each
+// layer, the mean over heads of `probe gate` on its checkpoint: under
+// results.MinSkipMass in every layer, π computed local attention.
+func SkipMass(checkpoint string) []float64 {
+	var report struct {
+		Layers []struct {
+			SkipMass []float64 `json:"skip_mass"`
+		} `json:"layers"`
+	}
+	found := Query("probe gate checkpoint=" + checkpoint)
+	Must(0, found[len(found)-1].Decode(&report))
+	mass := make([]float64, len(report.Layers))
+	for i, layer := range report.Layers {
+		for _, head := range layer.SkipMass {
+			mass[i] += head / float64(len(layer.SkipMass))
+		}
+	}
+	return mass
 }
 
 // Count records claim id, a count (in its declaration's unit); ours says

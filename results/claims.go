@@ -74,7 +74,11 @@ type Declared struct {
 	// measurement must reach it (KindBound).
 	FromLayer int
 	Upper     bool
-	History   []Change
+	// Skips marks a comparison whose A is a trained π model: its skip mass
+	// per layer must be stored and reach MinSkipMass in some layer, else the
+	// result is "skips unused" (or not tested, when none was stored).
+	Skips   bool
+	History []Change
 }
 
 // Change is a dated change to a claim's design made after results existed,
@@ -125,21 +129,25 @@ var Claims = []Declared{
 	{ID: 7, Paper: PiPaper, Statement: "8.3 % lower perplexity than RingAttention on WikiText-103",
 		PaperSays: "18.4 vs 20.1 ppl, 8.3 % lower", Notebook: "04-pi-attention-language-modeling",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"local (RingAttention)"},
-		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
+		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 8, Paper: PiPaper, Statement: "+3.9 points on ListOps over RingAttention",
 		PaperSays: "+3.9 points", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "π (k = 16, π = 32)", B: []string{"local (k = 16)"},
-		Trained: true, MinEffect: 1},
+		Trained: true, MinEffect: 1,
+		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 9, Paper: PiPaper, Statement: "+5.6 F1 on retrieval over RingAttention",
 		PaperSays: "+5.6 F1 (LRA retrieval); here: associative recall beyond the window's reach (d = 40, 3 layers)", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "test_acc", Unit: " points", Better: Higher, A: "π (k = 8, π = 16)", B: []string{"local (k = 8)"},
 		Trained: true, MinEffect: 5,
-		History: []Change{{"2026-12-01", "a third layer for π's skips (f2dce6d)",
+		Skips: true,
+		History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}, {"2026-12-01", "a third layer for π's skips (f2dce6d)",
 			"with two layers (bae452f) π stayed at chance beyond the window"}}},
 	{ID: 10, Paper: PiPaper, Statement: "+4.1 / +3.8 R@1 on MSCOCO / Flickr30K",
 		PaperSays: "+4.1 / +3.8 points of recall@1 over RingAttention", Notebook: "08-vision-language-retrieval",
 		Kind: KindComparison, Metric: "recall_at_1", Unit: " points", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
-		Trained: true, MinEffect: 2},
+		Trained: true, MinEffect: 2,
+		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 11, Paper: PiPaper, Statement: "24.1 % fewer FLOPs than dense",
 		PaperSays: "24.1 % fewer (whole model; length not stated)", Notebook: "06-efficiency",
 		Kind: KindCount, Metric: "flops_saved_percent", Unit: " % fewer FLOPs", Better: Higher, Threshold: 24.1},
@@ -164,11 +172,13 @@ var Claims = []Declared{
 	{ID: 16, Paper: PiPaper, Statement: "the skip period π needs no retuning across model sizes",
 		PaperSays: "one π serves every model size", Notebook: "04-pi-attention-language-modeling",
 		Kind: KindEquivalence, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π = 16", B: []string{"each width's best π"},
-		Trained: true, Margin: 0.02},
+		Trained: true, Margin: 0.02,
+		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 17, Paper: PiPaper, Statement: "the adaptive gate matters (no-gate and mix-fusion ablations)",
 		PaperSays: "the full model beats both ablations", Notebook: "04-pi-attention-language-modeling",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention",
-		B: []string{"π, no gate (α = 1/2)", "π, mix fusion"}, Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+		B: []string{"π, no gate (α = 1/2)", "π, mix fusion"}, Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
+		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	// The ECP paper's argument for refining the history in every layer, made
 	// into a task on which PerceiverAR's read-once history must cost it.
 	{ID: 18, Paper: ECPPaper, Statement: "PerceiverAR reads its history once, ECP refines it in every layer: recall of a fact in the history",
@@ -181,13 +191,15 @@ var Claims = []Declared{
 	{ID: 19, Paper: PiPaper, Statement: "close to dense attention on WikiText-103",
 		PaperSays: "18.4 ppl against dense 18.3", Notebook: "04-pi-attention-language-modeling",
 		Kind: KindEquivalence, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"dense"},
-		Trained: true, Margin: 0.02, Baseline: "fourgram_bpc"},
+		Trained: true, Margin: 0.02, Baseline: "fourgram_bpc",
+		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	// Declared on 2026-12-04, before any run, for the comparisons the papers
 	// make or imply that no notebook had tested (issue: every claim re-run).
 	{ID: 20, Paper: PiPaper, Statement: "lower perplexity than Longformer and BigBird",
 		PaperSays: "the paper's sparse baselines; our summary of it gives no figures", Notebook: "04-pi-attention-language-modeling",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"Longformer", "BigBird"},
-		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
+		Skips: true},
 	{ID: 21, Paper: ECPPaper, Statement: "ECP costs what LongLoRA's S2 costs (groups G = 2h)",
 		PaperSays: "S2 is the baseline of equal cost: n·G scores against ECP's 2h·n", Notebook: "06-efficiency",
 		Kind: KindCount, Metric: "pairs_difference_percent", Unit: " % apart in scored pairs", Better: Lower, Threshold: 1},
@@ -198,11 +210,13 @@ var Claims = []Declared{
 	{ID: 23, Paper: PiPaper, Statement: "lower perplexity than RingAttention on PG-19",
 		PaperSays: "long-book language modelling among the paper's tasks; our summary of it gives no figure", Notebook: "02-ecp-long-books",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"local (RingAttention)"},
-		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
+		Skips: true},
 	{ID: 24, Paper: PiPaper, Statement: "higher accuracy than RingAttention on Pathfinder",
 		PaperSays: "an LRA task of the paper's suite; our summary of it gives no figure", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
-		Trained: true, MinEffect: 1},
+		Trained: true, MinEffect: 1,
+		Skips: true},
 	{ID: 25, Paper: ECPPaper, Statement: "the early positions of a window, which PerceiverAR never predicts, are learned",
 		PaperSays: "ECP trains every position, its history refined in every layer; here: as well as dense attention on the first half of the window",
 		Notebook:  "07-receptive-field",

@@ -22,6 +22,7 @@ const (
 	Holds               = "holds" // a measured bound
 	Fails               = "fails"
 	Untestable          = "untestable here"
+	SkipsUnused         = "skips unused" // π's skips carried under MinSkipMass of its attention: no verdict on π
 )
 
 // Comparison is one side-by-side of a claim: the per-seed (or per-measurement)
@@ -75,6 +76,16 @@ func Judge(d Declared, c Claim, f *File) Claim {
 		}
 		c.Verdict, c.Why = overall(d, c.Comparisons)
 		c.Ours = comparisonsText(d, c.Comparisons)
+		if d.Skips {
+			c.Verdict, c.Why = skipsUsed(c)
+		}
+		if len(c.SkipMass) > 0 {
+			masses := make([]string, len(c.SkipMass))
+			for i, m := range c.SkipMass {
+				masses[i] = fmt.Sprintf("%.3f", m)
+			}
+			c.Ours += "; π's attention mass on skip keys by layer: " + strings.Join(masses, ", ")
+		}
 	case KindCount:
 		if c.Value == nil {
 			c.Why = "no counted value stored"
@@ -88,6 +99,24 @@ func Judge(d Declared, c Claim, f *File) Claim {
 		c.Verdict, c.Why = judgeBound(d, c.Measured, c.Bound)
 	}
 	return c
+}
+
+// MinSkipMass is the share of attention π must put on its skip keys in some
+// layer for a result to speak of π rather than of its local window.
+const MinSkipMass = 0.01
+
+// skipsUsed keeps a π claim's verdict when its skips carried attention, and
+// replaces it otherwise: without a stored skip mass by "not tested", below
+// MinSkipMass in every layer by "skips unused".
+func skipsUsed(c Claim) (verdict, why string) {
+	if len(c.SkipMass) == 0 {
+		return NotTested, "no skip mass stored: every π result shows how much attention its skips carry (probe gate)"
+	}
+	most := slices.Max(c.SkipMass)
+	if most < MinSkipMass {
+		return SkipsUnused, fmt.Sprintf("π put at most %.3f of its attention on skip keys in any layer (under %g): it computed local attention, so this says nothing of its skips", most, MinSkipMass)
+	}
+	return c.Verdict, c.Why
 }
 
 // towards says whether a difference points the way better says.

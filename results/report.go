@@ -34,8 +34,9 @@ at least 4 rates on validation, and every language model better than the byte 4-
 *not tested*. It *reproduces* when Welch's t-test finds the difference significant (two-sided p < 0.05) in the paper's
 direction and at least the smallest effect, is *opposite* when as clearly the other way, and *inconclusive* otherwise;
 claims against several models that disagree are *mixed*. A claim of sameness is *shown* only when two one-sided tests
-put the difference inside its declared margin. Counts *hold by construction* or do not; measured bounds *hold* or
-*fail*. A section whose code version differs from the current code is **stale**: its verdicts are those of older code.
+put the difference inside its declared margin. A π result shows π's attention mass on its skip keys per layer; under
+1 % in every layer it reads *skips unused* (π computed local attention). Counts *hold by construction* or do not;
+measured bounds *hold* or *fail*. A section whose code version differs from the current code is **stale**: its verdicts are those of older code.
 
 `)
 	fmt.Fprintf(&b, "**%d of %d notebook sections are results of the current code** (models, training and data at %s).\n\n", len(files)-len(stale), len(files), ecpi.CodeVersion())

@@ -68,6 +68,11 @@ type Claim struct {
 	Value       *float64     `json:"value,omitempty"`       // KindCount
 	Measured    []float64    `json:"measured,omitempty"`    // KindBound: per layer, from L = 1
 	Bound       []float64    `json:"bound,omitempty"`
+	// SkipMass is the trained π model's attention mass on its skip keys per
+	// layer (mean over heads, `probe gate` on its first seed): claims
+	// declared with Skips need it, and below MinSkipMass π computed local
+	// attention.
+	SkipMass []float64 `json:"skip_mass,omitempty"`
 }
 
 // Table is a small table a notebook shows (Markdown in EXPERIMENTS.md).

@@ -88,6 +88,35 @@ func TestProtocolVerdicts(t *testing.T) {
 	}
 }
 
+// TestPiResultsShowTheirSkips: a π claim without a stored skip mass is not
+// tested; one whose skips carried under 1 % of the attention in every layer
+// is "skips unused" whatever its comparison says; otherwise the comparison's
+// verdict stands, with the masses shown beside it.
+func TestPiResultsShowTheirSkips(t *testing.T) {
+	d, _ := ClaimByID(7)
+	claim := func(mass ...float64) Claim {
+		return Claim{ID: 7, SkipMass: mass, Comparisons: []Comparison{{A: "π-Attention", B: "local (RingAttention)", Metric: "valid_bpc", Better: Lower,
+			AValues: []float64{2.00, 2.01, 2.02, 2.01, 2.00}, BValues: []float64{2.30, 2.31, 2.29, 2.30, 2.32}}}}
+	}
+	judged := func(c Claim) Claim {
+		f := protocolFile(c)
+		for i := range f.Sweeps {
+			f.Sweeps[i].Model = []string{"π-Attention", "local (RingAttention)"}[i]
+		}
+		return Judge(d, c, f)
+	}
+	if got := judged(claim()); got.Verdict != NotTested || !strings.Contains(got.Why, "skip mass") {
+		t.Errorf("no skip mass stored: %s (%s), want not tested", got.Verdict, got.Why)
+	}
+	if got := judged(claim(0.002, 0.000, 0.006)); got.Verdict != SkipsUnused || !strings.Contains(got.Why, "0.006") {
+		t.Errorf("skip mass at most 0.006: %s (%s), want skips unused", got.Verdict, got.Why)
+	}
+	got := judged(claim(0.002, 0.03))
+	if got.Verdict != Reproduces || !strings.Contains(got.Ours, "0.002, 0.030") {
+		t.Errorf("skip mass 0.03 in layer 2: %s, ours %q; want reproduces with the masses shown", got.Verdict, got.Ours)
+	}
+}
+
 // TestEquivalenceCountsAndBounds: sameness must be shown within its margin;
 // counts and bounds get their own words.
 func TestEquivalenceCountsAndBounds(t *testing.T) {
@@ -99,12 +128,12 @@ func TestEquivalenceCountsAndBounds(t *testing.T) {
 		}
 		return f
 	}
-	closeRuns := Claim{ID: 19, Comparisons: []Comparison{{A: "π-Attention", B: "dense", Metric: "valid_bpc", Better: Lower,
+	closeRuns := Claim{ID: 19, SkipMass: []float64{0.004, 0.2}, Comparisons: []Comparison{{A: "π-Attention", B: "dense", Metric: "valid_bpc", Better: Lower,
 		AValues: []float64{2.200, 2.202, 2.201, 2.199, 2.200}, BValues: []float64{2.201, 2.200, 2.199, 2.202, 2.201}}}}
 	if got := Judge(same, closeRuns, tuned(closeRuns)); got.Verdict != Shown {
 		t.Errorf("equal within 0.003 bits/byte: %s, want shown", got.Verdict)
 	}
-	noisy := Claim{ID: 19, Comparisons: []Comparison{{A: "π-Attention", B: "dense", Metric: "valid_bpc", Better: Lower,
+	noisy := Claim{ID: 19, SkipMass: []float64{0.05}, Comparisons: []Comparison{{A: "π-Attention", B: "dense", Metric: "valid_bpc", Better: Lower,
 		AValues: []float64{2.0, 2.2, 2.1, 2.3, 2.05}, BValues: []float64{2.1, 2.15, 2.0, 2.25, 2.2}}}}
 	if got := Judge(same, noisy, tuned(noisy)); got.Verdict != NotShown {
 		t.Errorf("no difference but noise of 0.1: %s, want not shown (no difference is not sameness)", got.Verdict)
