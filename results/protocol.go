@@ -225,8 +225,11 @@ func unequalTuning(sweeps []Sweep, a, b string) string {
 }
 
 func baselineName(name string) string {
-	if name == "fourgram_bpc" {
+	switch name {
+	case "fourgram_bpc":
 		return "byte 4-gram count model"
+	case "pathfinder_chance_points":
+		return "chance"
 	}
 	return name
 }
