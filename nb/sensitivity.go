@@ -45,3 +45,16 @@ func Sensitivity(caption, unit, baseline string, baselineValues []float64, setti
 	}
 	return t
 }
+
+// PiChoiceRuns is a tuned π variant (runs: its seeds on shared) beside the
+// same model under each of PiChoices, trained with as many seeds on shared:
+// every setting's values and skip mass, the default first.
+func PiChoiceRuns(shared string, pi Variant, runs []Trained, value func(Trained) float64) []PiSetting {
+	out := []PiSetting{{Label: "M skips (default)", Values: Values(runs, value), SkipMass: SkipMass(runs[0].Checkpoint)}}
+	for _, choice := range PiChoices {
+		variant := Variant{Label: choice.Label, Options: pi.Options + " " + choice.Options}
+		trained := Runs(shared, []Variant{variant}, len(runs))[choice.Label]
+		out = append(out, PiSetting{Label: choice.Label, Values: Values(trained, value), SkipMass: SkipMass(trained[0].Checkpoint)})
+	}
+	return out
+}
