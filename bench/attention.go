@@ -54,14 +54,15 @@ var DefaultAttention = AttentionOptions{Variants: models.BenchmarkFamilies(), Le
 
 // AttentionResult is one (variant, length) measurement.
 type AttentionResult struct {
-	Variant   string  `json:"variant"`
-	N         int     `json:"n"`
-	MS        float64 `json:"ms"`         // median forward+backward milliseconds, compiled
-	CompileMS float64 `json:"compile_ms"` // building and compiling the graph, once
-	Runs      int     `json:"runs"`
-	Pairs     int64   `json:"pairs"` // scores per head computed by the block form
-	Ratio     float64 `json:"ratio"` // pairs / n²
-	Backend   string  `json:"backend"`
+	Variant   string    `json:"variant"`
+	N         int       `json:"n"`
+	MS        float64   `json:"ms"`         // median forward+backward milliseconds, compiled
+	RunsMS    []float64 `json:"runs_ms"`    // every timed run's milliseconds, in order (a fit's spread)
+	CompileMS float64   `json:"compile_ms"` // building and compiling the graph, once
+	Runs      int       `json:"runs"`
+	Pairs     int64     `json:"pairs"` // scores per head computed by the block form
+	Ratio     float64   `json:"ratio"` // pairs / n²
+	Backend   string    `json:"backend"`
 	// PeakMB is the peak resident memory of a process that measured only
 	// this (variant, n): set by `bench attention memory=true`.
 	PeakMB float64 `json:"peak_mb,omitempty"`
@@ -115,7 +116,7 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 				return fmt.Errorf("%s at n=%d: %w", variant, n, err)
 			}
 			cost := models.CostOf(cfg)
-			result := AttentionResult{Variant: variant, N: n, MS: timing.ms, CompileMS: timing.compileMS, Runs: o.Runs,
+			result := AttentionResult{Variant: variant, N: n, MS: timing.ms, RunsMS: timing.runs, CompileMS: timing.compileMS, Runs: o.Runs,
 				Pairs: cost.Pairs, Ratio: cost.Ratio, Backend: backendName}
 			if err := report(result); err != nil {
 				return err
@@ -125,8 +126,11 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 	return nil
 }
 
-// timing is one measurement: the median of the compiled runs and the compile time.
-type timing struct{ ms, compileMS float64 }
+// timing is one measurement: the median of the compiled runs, each run's time and the compile time.
+type timing struct {
+	ms, compileMS float64
+	runs          []float64
+}
 
 // timeAttention compiles forward+backward of one pattern (timed on its own)
 // and returns the median wall time of o.Runs executions after one warm-up.
@@ -176,8 +180,8 @@ func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (timing, e
 			times = append(times, float64(time.Since(start).Microseconds())/1000)
 		}
 	}
-	slices.Sort(times)
-	return timing{ms: times[len(times)/2], compileMS: compileMS}, nil
+	sorted := slices.Sorted(slices.Values(times))
+	return timing{ms: sorted[len(sorted)/2], compileMS: compileMS, runs: times}, nil
 }
 
 // GrowthSummary checks the scaling targets on a set of results: every sparse

@@ -311,6 +311,14 @@ func (e *Experiment) Bound(id int, measured, bound []float64, ours string) resul
 	return e.judge(d, results.Claim{ID: id, Measured: measured, Bound: bound, Ours: ours})
 }
 
+// Scaling records claim id, a cost measured at each run's sequence length
+// (every run, not medians: the fit's interval comes from their spread);
+// ours says what was measured.
+func (e *Experiment) Scaling(id int, lengths, costs []float64, ours string) results.Claim {
+	d := Must(results.ClaimByID(id))
+	return e.judge(d, results.Claim{ID: id, Lengths: lengths, Measured: costs, Ours: ours})
+}
+
 // Untestable records claim id as untestable on this machine, and why.
 func (e *Experiment) Untestable(id int, why string) results.Claim {
 	d := Must(results.ClaimByID(id))

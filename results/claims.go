@@ -27,6 +27,11 @@ const (
 	// KindBound checks a measured quantity per layer against the bound the
 	// paper states: holds or fails.
 	KindBound Kind = "bound"
+	// KindScaling checks how a measured cost grows with the sequence length:
+	// the exponent b of cost ∝ n^b, fitted by least squares on log-log over
+	// every run, with its 95 % interval against Threshold: holds when the
+	// interval lies below it, fails when above, else inconclusive.
+	KindScaling Kind = "scaling"
 )
 
 // Which way a metric is better.
@@ -67,7 +72,8 @@ type Declared struct {
 	// count model) that every trained model must beat; a model that does not
 	// is undertrained, and its claim is not tested.
 	Baseline string
-	// Threshold is what a count must reach in the paper's direction (KindCount).
+	// Threshold is what a count must reach in the paper's direction
+	// (KindCount), or the growth exponent a cost must stay under (KindScaling).
 	Threshold float64
 	// FromLayer is the first layer a bound is checked at; Upper bounds the
 	// measurement from above (a receptive field at most the bound), else the
@@ -224,6 +230,10 @@ var Claims = []Declared{
 		Notebook:  "07-receptive-field",
 		Kind:      KindEquivalence, Metric: "early_bpc", Unit: " bits/byte", Better: Lower, A: "ECP", B: []string{"Transformer"},
 		Trained: true, Margin: 0.05},
+	// Declared on 2026-12-05, before any run.
+	{ID: 26, Paper: PiPaper, Statement: "O(nk) per layer: π's time grows linearly with the sequence length at a fixed window",
+		PaperSays: "O(nk) against dense attention's O(n²)", Notebook: "06-efficiency",
+		Kind: KindScaling, Metric: "attention_time_ms", Unit: " ms", Better: Lower, A: "π-Attention", Threshold: 1.25},
 }
 
 // ClaimByID returns the declaration of claim id.

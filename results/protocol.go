@@ -97,8 +97,39 @@ func Judge(d Declared, c Claim, f *File) Claim {
 		}
 	case KindBound:
 		c.Verdict, c.Why = judgeBound(d, c.Measured, c.Bound)
+	case KindScaling:
+		c.Verdict, c.Why = judgeScaling(d, c.Lengths, c.Measured)
 	}
 	return c
+}
+
+// judgeScaling fits cost ∝ n^b over every run and sets its 95 % interval
+// against the declared exponent: below it holds, above it fails.
+func judgeScaling(d Declared, lengths, costs []float64) (verdict, why string) {
+	fit, err := FitExponent(lengths, costs)
+	if err != nil {
+		return NotTested, err.Error()
+	}
+	verdict = Inconclusive
+	switch {
+	case fit.CI95[1] < d.Threshold:
+		verdict = Holds
+	case fit.CI95[0] > d.Threshold:
+		verdict = Fails
+	}
+	return verdict, fmt.Sprintf("%s ∝ n^%.3f, 95 %% CI [%.3f, %.3f], against n^%g (%d runs at n = %s)",
+		d.Metric, fit.B, fit.CI95[0], fit.CI95[1], d.Threshold, len(costs), distinctLengths(lengths))
+}
+
+// distinctLengths lists the lengths of a scaling claim once each, in order.
+func distinctLengths(lengths []float64) string {
+	var parts []string
+	for i, n := range lengths {
+		if i == 0 || n != lengths[i-1] {
+			parts = append(parts, fmt.Sprintf("%.0f", n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // MinSkipMass is the share of attention π must put on its skip keys in some

@@ -36,7 +36,8 @@ direction and at least the smallest effect, is *opposite* when as clearly the ot
 claims against several models that disagree are *mixed*. A claim of sameness is *shown* only when two one-sided tests
 put the difference inside its declared margin. A π result shows π's attention mass on its skip keys per layer; under
 1 % in every layer it reads *skips unused* (π computed local attention). Counts *hold by construction* or do not;
-measured bounds *hold* or *fail*. A section whose code version differs from the current code is **stale**: its verdicts are those of older code.
+measured bounds *hold* or *fail*; a growth exponent (cost ∝ n^b, fitted over every run) *holds* when its 95 % interval
+lies under the declared exponent, *fails* when above it, and is *inconclusive* otherwise. A section whose code version differs from the current code is **stale**: its verdicts are those of older code.
 
 `)
 	fmt.Fprintf(&b, "**%d of %d notebook sections are results of the current code** (models, training and data at %s).\n\n", len(files)-len(stale), len(files), ecpi.CodeVersion())
@@ -121,6 +122,8 @@ func declaredTest(d Declared) string {
 		return fmt.Sprintf("the measured %s %s the paper's bound at every L from %d", d.Metric, side, max(d.FromLayer, 1))
 	case KindEquivalence:
 		return fmt.Sprintf("%s vs %s on %s, equivalent within ±%g%s", d.A, strings.Join(d.B, ", "), d.Metric, d.Margin, d.Unit)
+	case KindScaling:
+		return fmt.Sprintf("%s's %s grows as n^b with b under %g: holds when b's 95 %% CI (least squares on log-log, every run) lies below it, fails when above", d.A, d.Metric, d.Threshold)
 	}
 	effect := fmt.Sprintf("%g%s", d.MinEffect, d.Unit)
 	if d.Relative {

@@ -66,8 +66,9 @@ type Claim struct {
 	Why         string       `json:"why,omitempty"`
 	Comparisons []Comparison `json:"comparisons,omitempty"` // KindComparison, KindEquivalence, KindCost
 	Value       *float64     `json:"value,omitempty"`       // KindCount
-	Measured    []float64    `json:"measured,omitempty"`    // KindBound: per layer, from L = 1
+	Measured    []float64    `json:"measured,omitempty"`    // KindBound: per layer, from L = 1; KindScaling: every run's cost
 	Bound       []float64    `json:"bound,omitempty"`
+	Lengths     []float64    `json:"lengths,omitempty"` // KindScaling: the sequence length of each Measured value
 	// SkipMass is the trained π model's attention mass on its skip keys per
 	// layer (mean over heads, `probe gate` on its first seed): claims
 	// declared with Skips need it, and below MinSkipMass π computed local

@@ -231,3 +231,37 @@ func TestStaleness(t *testing.T) {
 		t.Errorf("other cells: %q", why)
 	}
 }
+
+// TestScalingClaims: the exponent of cost ∝ n^b is fitted over every run;
+// its 95 % interval under the declared exponent holds, above it fails,
+// across it is inconclusive, and too few points are not tested.
+func TestScalingClaims(t *testing.T) {
+	d := Declared{ID: 99, Kind: KindScaling, Metric: "attention_time_ms", A: "π", Threshold: 1.25}
+	lengths := []float64{1024, 1024, 2048, 2048, 4096, 4096}
+	runs := func(b float64, jitter float64) []float64 {
+		out := make([]float64, len(lengths))
+		for i, n := range lengths {
+			out[i] = 3 * math.Pow(n/1024, b) * (1 + jitter*float64(i%2*2-1))
+		}
+		return out
+	}
+	fit, err := FitExponent(lengths, runs(1, 0))
+	if err != nil || math.Abs(fit.B-1) > 1e-12 || fit.CI95[1]-fit.CI95[0] > 1e-12 {
+		t.Fatalf("exact linear runs: %+v, %v; want b = 1 with no spread", fit, err)
+	}
+	for _, c := range []struct {
+		b, jitter float64
+		want      string
+	}{{1.0, 0.02, Holds}, {2.0, 0.02, Fails}, {1.25, 0.02, Inconclusive}, {1.0, 0.6, Inconclusive}} {
+		got := Judge(d, Claim{ID: 99, Lengths: lengths, Measured: runs(c.b, c.jitter)}, &File{})
+		if got.Verdict != c.want || !strings.Contains(got.Why, "n = 1024, 2048, 4096") {
+			t.Errorf("b = %g, jitter %g: %s (%s), want %s", c.b, c.jitter, got.Verdict, got.Why, c.want)
+		}
+	}
+	if got := Judge(d, Claim{ID: 99, Lengths: lengths[:2], Measured: runs(1, 0)[:2]}, &File{}); got.Verdict != NotTested {
+		t.Errorf("two runs: %s, want %s", got.Verdict, NotTested)
+	}
+	if got := Judge(d, Claim{ID: 99, Lengths: []float64{1024, 1024, 1024}, Measured: []float64{1, 2, 3}}, &File{}); got.Verdict != NotTested {
+		t.Errorf("one length: %s, want %s", got.Verdict, NotTested)
+	}
+}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 )
 
@@ -153,4 +154,46 @@ func betaFraction(x, a, b float64) float64 {
 		}
 	}
 	return h
+}
+
+// Exponent is the growth exponent b of y ∝ x^b, fitted by least squares on
+// log y against log x, with its 95 % confidence interval (Student's t on the
+// points' residual spread, points − 2 degrees of freedom).
+type Exponent struct {
+	B    float64    `json:"b"`
+	CI95 [2]float64 `json:"ci95"`
+}
+
+// FitExponent fits y ∝ x^b to positive points; it needs three of them at
+// least, at two or more distinct x.
+func FitExponent(x, y []float64) (Exponent, error) {
+	if len(x) != len(y) || len(x) < 3 {
+		return Exponent{}, fmt.Errorf("%d x and %d y values: an exponent needs 3 points at least", len(x), len(y))
+	}
+	logX, logY := make([]float64, len(x)), make([]float64, len(y))
+	for i := range x {
+		if x[i] <= 0 || y[i] <= 0 {
+			return Exponent{}, fmt.Errorf("point (%g, %g): an exponent needs positive values", x[i], y[i])
+		}
+		logX[i], logY[i] = math.Log(x[i]), math.Log(y[i])
+	}
+	meanX, _ := meanVar(logX)
+	meanY, _ := meanVar(logY)
+	var sxx, sxy float64
+	for i := range logX {
+		sxx += (logX[i] - meanX) * (logX[i] - meanX)
+		sxy += (logX[i] - meanX) * (logY[i] - meanY)
+	}
+	if sxx == 0 {
+		return Exponent{}, fmt.Errorf("every point at x = %g: an exponent needs two lengths at least", x[0])
+	}
+	b := sxy / sxx
+	var residuals float64
+	for i := range logX {
+		r := logY[i] - meanY - b*(logX[i]-meanX)
+		residuals += r * r
+	}
+	df := float64(len(x) - 2)
+	half := studentQuantile(1-Significance/2, df) * math.Sqrt(residuals/df/sxx)
+	return Exponent{B: b, CI95: [2]float64{b - half, b + half}}, nil
 }
