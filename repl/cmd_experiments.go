@@ -126,17 +126,19 @@ type ExperimentsStatus struct {
 	Current     int               `json:"current"`
 	Files       int               `json:"files"`
 	Stale       map[string]string `json:"stale,omitempty"` // notebook: why
+	Claims      string            `json:"claims"`          // the claims by outcome, in one line
 }
 
 func experimentsStatus(files []results.File, notebooks string) ExperimentsStatus {
 	stale := results.StaleSections(files, notebooks)
-	return ExperimentsStatus{CodeVersion: ecpi.CodeVersion(), Current: len(files) - len(stale), Files: len(files), Stale: stale}
+	return ExperimentsStatus{CodeVersion: ecpi.CodeVersion(), Current: len(files) - len(stale), Files: len(files), Stale: stale,
+		Claims: results.SummaryLine(files, stale)}
 }
 
 // Line is the README's status line.
 func (s ExperimentsStatus) Line() string {
-	return fmt.Sprintf("%d of %d notebook sections of EXPERIMENTS.md are results of the current code (code version %s); the others are marked stale.",
-		s.Current, s.Files, s.CodeVersion)
+	return fmt.Sprintf("%d of %d notebook sections of EXPERIMENTS.md are results of the current code (code version %s); the others are marked stale. %s",
+		s.Current, s.Files, s.CodeVersion, s.Claims)
 }
 
 func (s ExperimentsStatus) Text() string {

@@ -41,6 +41,7 @@ lies under the declared exponent, *fails* when above it, and is *inconclusive* o
 
 `)
 	fmt.Fprintf(&b, "**%d of %d notebook sections are results of the current code** (models, training and data at %s).\n\n", len(files)-len(stale), len(files), ecpi.CodeVersion())
+	b.WriteString(summaryText(files, stale))
 	b.WriteString("## Verdicts\n\n| # | paper | claim | test | paper says | ours | verdict | notebook |\n|---|---|---|---|---|---|---|---|\n")
 	for _, d := range Claims {
 		claim, notebook, found := find(files, d.ID)

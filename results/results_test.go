@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -263,5 +264,36 @@ func TestScalingClaims(t *testing.T) {
 	}
 	if got := Judge(d, Claim{ID: 99, Lengths: []float64{1024, 1024, 1024}, Measured: []float64{1, 2, 3}}, &File{}); got.Verdict != NotTested {
 		t.Errorf("one length: %s, want %s", got.Verdict, NotTested)
+	}
+}
+
+// TestSummarySortsClaimsByOutcome: verdicts of current sections sort into
+// what reproduces, what does not, what is mixed and what this scale cannot
+// decide; a stale section's claims and claims no file holds are not yet
+// measured on the current code.
+func TestSummarySortsClaimsByOutcome(t *testing.T) {
+	files := []File{
+		{Notebook: "current", Claims: []Claim{{ID: 5, Verdict: HoldsByConstruction}, {ID: 12, Verdict: Opposite},
+			{ID: 4, Verdict: Mixed}, {ID: 7, Verdict: SkipsUnused}, {ID: 19, Verdict: NotShown}, {ID: 13, Verdict: Inconclusive}}},
+		{Notebook: "old", Claims: []Claim{{ID: 1, Verdict: Reproduces}}},
+	}
+	summary := Summary(files, map[string]string{"old": "older code"})
+	ids := func(outcome Outcome) []int {
+		var out []int
+		for _, d := range summary[outcome] {
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	for outcome, want := range map[Outcome][]int{OutcomeReproduces: {5}, OutcomeDoesNot: {12, 19}, OutcomePartly: {4}, OutcomeUndecided: {7, 13}} {
+		if got := ids(outcome); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", outcome, got, want)
+		}
+	}
+	if notRun := ids(OutcomeNotRun); len(notRun) != len(Claims)-6 || !slices.Contains(notRun, 1) {
+		t.Errorf("not yet measured: %v; want every other claim, the stale section's 1 among them", notRun)
+	}
+	if line := SummaryLine(files, nil); !strings.Contains(line, "reproduce or hold at this scale: 1, 5;") {
+		t.Errorf("summary line %q: without stale sections claim 1 reproduces beside 5", line)
 	}
 }

@@ -1,0 +1,92 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Outcome is what a claim's verdict says at this scale, in plain words.
+type Outcome string
+
+const (
+	OutcomeReproduces Outcome = "reproduce or hold at this scale"
+	OutcomeDoesNot    Outcome = "do not reproduce at this scale"
+	OutcomePartly     Outcome = "mixed: reproduce against some models, not others"
+	OutcomeUndecided  Outcome = "cannot be decided at this scale (inconclusive, not tested, skips unused)"
+	OutcomeNotRun     Outcome = "not yet measured on the current code"
+)
+
+// Outcomes lists them in the order a summary gives them.
+var Outcomes = []Outcome{OutcomeReproduces, OutcomeDoesNot, OutcomePartly, OutcomeUndecided, OutcomeNotRun}
+
+// outcomeOf sorts a verdict: what holds, what fails, what is mixed, and
+// everything without a verdict (inconclusive, not tested, skips unused,
+// untestable) as undecided.
+func outcomeOf(verdict string) Outcome {
+	switch verdict {
+	case Reproduces, Holds, HoldsByConstruction, Shown:
+		return OutcomeReproduces
+	case Opposite, Fails, DoesNotHold, NotShown:
+		return OutcomeDoesNot
+	case Mixed:
+		return OutcomePartly
+	}
+	return OutcomeUndecided
+}
+
+// Summary sorts every declared claim by outcome; a claim that no results
+// file holds, or only a stale one, is not yet measured on the current code.
+func Summary(files []File, stale map[string]string) map[Outcome][]Declared {
+	out := map[Outcome][]Declared{}
+	for _, d := range Claims {
+		claim, notebook, found := find(files, d.ID)
+		_, old := stale[notebook]
+		outcome := OutcomeNotRun
+		if found && !old {
+			outcome = outcomeOf(claim.Verdict)
+		}
+		out[outcome] = append(out[outcome], d)
+	}
+	return out
+}
+
+// SummaryLine is the summary in one line: each outcome with its claims' numbers.
+func SummaryLine(files []File, stale map[string]string) string {
+	summary := Summary(files, stale)
+	var parts []string
+	for _, outcome := range Outcomes {
+		if claims := summary[outcome]; len(claims) > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %s", outcome, claimNumbers(claims)))
+		}
+	}
+	return fmt.Sprintf("Of the %d claims: %s.", len(Claims), strings.Join(parts, "; "))
+}
+
+// summaryText is the summary as EXPERIMENTS.md opens it: a paragraph per
+// outcome naming its claims.
+func summaryText(files []File, stale map[string]string) string {
+	summary := Summary(files, stale)
+	var b strings.Builder
+	b.WriteString("## In plain words\n\n")
+	for _, outcome := range Outcomes {
+		claims := summary[outcome]
+		if len(claims) == 0 {
+			continue
+		}
+		statements := make([]string, len(claims))
+		for i, d := range claims {
+			statements[i] = fmt.Sprintf("%d (%s: %s)", d.ID, short(d.Paper), d.Statement)
+		}
+		fmt.Fprintf(&b, "- **%s%s** (%d): %s.\n", strings.ToUpper(string(outcome[:1])), outcome[1:], len(claims), strings.Join(statements, "; "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func claimNumbers(claims []Declared) string {
+	numbers := make([]string, len(claims))
+	for i, d := range claims {
+		numbers[i] = fmt.Sprint(d.ID)
+	}
+	return strings.Join(numbers, ", ")
+}
