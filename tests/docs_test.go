@@ -3,10 +3,13 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/results"
 	"github.com/ecpi-dev/ecpi/train"
 )
 
@@ -33,4 +36,48 @@ func TestDocsNameEveryRegisteredName(t *testing.T) {
 			t.Errorf("docs/data-sources.md does not name data `%s` (%s)", d.Name, d.Kind)
 		}
 	}
+}
+
+// TestReadmeListsEachNotebooksClaims: the README's table of notebooks gives
+// each notebook the claims that the registry (results.Claims) declares for
+// it, in number order ("—" for none).
+func TestReadmeListsEachNotebooksClaims(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string][]int{}
+	for _, d := range results.Claims {
+		declared[d.Notebook] = append(declared[d.Notebook], d.ID)
+	}
+	rows := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		cells := strings.Split(line, " | ")
+		notebook := strings.Trim(cells[0], "| `")
+		if len(cells) < 4 || !strings.HasPrefix(line, "| `") || !fileExists(filepath.Join("..", "notebooks", notebook+".ipynb")) {
+			continue // not a row of the notebooks' table
+		}
+		rows++
+		var listed []int
+		if cells[2] != "—" {
+			for _, id := range strings.Split(cells[2], ", ") {
+				n, err := strconv.Atoi(id)
+				if err != nil {
+					t.Errorf("README row of %s: claim %q is not a number", notebook, id)
+				}
+				listed = append(listed, n)
+			}
+		}
+		if want := slices.Sorted(slices.Values(declared[notebook])); !slices.Equal(listed, want) {
+			t.Errorf("README row of %s lists claims %v; the registry declares %v", notebook, listed, want)
+		}
+	}
+	if rows == 0 {
+		t.Fatal("the README has no table of notebooks")
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
