@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ecpi-dev/ecpi"
 	"github.com/ecpi-dev/ecpi/figure"
 	"github.com/ecpi-dev/ecpi/results"
 )
@@ -358,11 +359,28 @@ func (e *Experiment) Save() {
 		return
 	}
 	notebooks := filepath.Join(repo(), "notebooks")
-	e.CodeVersion = Must(results.CurrentVersion(notebooks, e.Notebook))
+	e.CodeVersion = TrainedVersion(notebooks, e.Notebook)
 	Must(0, results.JudgeFile(&e.File)) // with every sweep and baseline recorded by now
 	dir := filepath.Join(notebooks, "results")
 	Must(0, e.Write(dir))
 	fmt.Printf("results saved to %s/%s.json\n", dir, e.Notebook)
+}
+
+// TrainedVersion is the code version a results file carries: the session
+// server's code, which trained and measured its runs (`experiments status`),
+// and the notebook's cells. The cell's own build may be newer, when the
+// sources changed during a long run: the results are still the server's.
+func TrainedVersion(notebooks, notebook string) string {
+	var server struct {
+		CodeVersion string `json:"code_version"`
+	}
+	found := Query(fmt.Sprintf("experiments status results=%s notebooks=%s", filepath.Join(notebooks, "results"), notebooks))
+	Must(0, found[len(found)-1].Decode(&server))
+	cells := Must(results.NotebookVersion(filepath.Join(notebooks, notebook+".ipynb")))
+	if built := ecpi.CodeVersion(); built != server.CodeVersion {
+		fmt.Printf("note: the runs come from code version %s (the session server's), these cells were built from %s\n", server.CodeVersion, built)
+	}
+	return server.CodeVersion + "." + cells
 }
 
 // repo is ecpi's repository (the kernel sets ECPI_REPO), else the working directory's.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ecpi-dev/ecpi"
 	"github.com/ecpi-dev/ecpi/figure"
 	"github.com/ecpi-dev/ecpi/nb"
 	"github.com/ecpi-dev/ecpi/results"
@@ -159,5 +160,23 @@ func TestNotebookExperimentHelpers(t *testing.T) {
 	}
 	if problems := results.Verify(files); len(problems) != 0 {
 		t.Errorf("results just saved do not verify: %v", problems)
+	}
+}
+
+// TestResultsCarryTheServersCodeVersion: a notebook's results carry the code
+// version of the session server that trained them, beside its cells' hash.
+func TestResultsCarryTheServersCodeVersion(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "s.sock")
+	t.Setenv("ECPI_HOME", t.TempDir())
+	t.Setenv("ECPI_SESSION", socket)
+	t.Setenv("ECPI_BIN", ecpiBin)
+	defer nb.Run("quit")
+	notebooks := filepath.Join("..", "notebooks")
+	cells, err := results.NotebookVersion(filepath.Join(notebooks, "00-tour.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := nb.TrainedVersion(notebooks, "00-tour"), ecpi.CodeVersion()+"."+cells; got != want {
+		t.Errorf("version %q, want the server's code and the cells: %q", got, want)
 	}
 }
