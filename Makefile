@@ -26,8 +26,9 @@ build: toolchain
 demo: setup
 	bash scripts/demo.sh
 
-## test: set up what is missing, then run every test (Go packages, CLI, REPL, notebooks).
-test: setup
+## test: set up what is missing, then run every test (Go packages, CLI, REPL, notebooks). The notebooks' kernel is
+## installed for the run only (scripts/test.sh), so the user's own stays as `make kernel` left it.
+test: toolchain data xla-plugin build
 	bash scripts/test.sh
 
 ## check: everyday work: go vet and the Go tests with -short on the Go backend (under a minute;

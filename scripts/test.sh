@@ -3,8 +3,8 @@
 #   1. every Go package (unit tests, CLI and REPL end-to-end tests in tests/) on the Go backend;
 #   2. the models tests again on the XLA CPU plugin (same dense references, same tolerances);
 #   3. every fuzz target for 10 s;
-#   4. the notebooks and the workshop's exercise solutions, executed headless in quick mode through the installed
-#      ecpi kernel, and `make notebook`'s server started, asked for the kernel and stopped;
+#   4. the notebooks and the workshop's exercise solutions, executed headless in quick mode through an ecpi kernel
+#      of this checkout installed for this run only, and `make notebook`'s server started, asked for it and stopped;
 #   5. the docker-compose file, validated; the committed verdicts recomputed (ecpi experiments verify); the GPU
 #      check's CPU half (scripts/gpu-check.sh run --cpu).
 # Each step prints its runner's own summary; the script fails if any step fails.
@@ -17,6 +17,10 @@ export GOMLX_BACKEND="${GOMLX_BACKEND:-go}"
 # Data, the XLA plugin and the toolchain stay shared.
 test_state=$(mktemp -d)
 export ECPI_RUNS="$test_state/runs" ECPI_SESSIONS="$test_state/sessions"
+# The notebooks run through a kernel of this checkout installed for this run only, in a private Jupyter data folder:
+# the user's own "ecpi" kernel keeps pointing where `make kernel` last pointed it (a clone that CI deletes after
+# the run would otherwise leave it pointing at nothing).
+export JUPYTER_DATA_DIR="$test_state/jupyter"
 
 status=0
 step() {
@@ -29,6 +33,7 @@ step() {
   fi
 }
 
+step "kernel for this run" bash scripts/setup-kernel.sh
 step "go vet" go vet ./...
 # CI shows the end of this script's output, where a timed-out test binary's goroutine dump would bury
 # the test that hung: go test's output is also kept, and its failures are summed up last.
