@@ -37,6 +37,12 @@ func (f Full) Attend(q, k, v *graph.Node, drop Dropout) *graph.Node {
 	return TiledAttention(q, k, v, 0, f.Causal, drop)
 }
 
+// AttendSplit is Attend for a sequence split across devices
+// (SplitTiledAttention): the same values, in a form XLA partitions.
+func (f Full) AttendSplit(q, k, v *graph.Node, drop Dropout) *graph.Node {
+	return SplitTiledAttention(q, k, v, f.Causal, drop)
+}
+
 func init() {
 	Register(Spec[struct{}]{
 		Name: "full", Order: 1, Benchmark: true, Bidirectional: true,

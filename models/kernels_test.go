@@ -180,6 +180,40 @@ func TestTiledAttentionMatchesDense(t *testing.T) {
 	}
 }
 
+// TestSplitTiledAttentionMatchesDense checks the form for a split sequence
+// with small tiles (partial tiles, causal tiles wholly masked) against dense
+// attention, outputs and gradients, with and without dropout.
+func TestSplitTiledAttentionMatchesDense(t *testing.T) {
+	cases := []struct {
+		name   string
+		n      int
+		causal bool
+	}{{"causal", 37, true}, {"causal_whole_tiles", 32, true}, {"bidirectional", 29, false}, {"bidirectional_whole_tiles", 24, false}}
+	for _, c := range cases {
+		for _, rate := range []float64{0, 0.3} {
+			t.Run(fmt.Sprintf("%s_dropout%g", c.name, rate), func(t *testing.T) {
+				drop := func(g *graph.Graph) Dropout {
+					if rate == 0 {
+						return Dropout{}
+					}
+					return Dropout{Rate: rate, Seed: graph.Const(g, uint32(12345))}
+				}
+				split := func(q, k, v *graph.Node) *graph.Node {
+					return splitTiledAttention(q, k, v, c.causal, drop(q.Graph()), 8)
+				}
+				dense := func(q, k, v *graph.Node) *graph.Node {
+					allows := func(_, query, key int) bool { return !c.causal || key <= query }
+					g := q.Graph()
+					query := graph.Reshape(graph.Iota(g, shapeInt32(c.n), 0), 1, 1, c.n, 1)
+					key := graph.Reshape(graph.Iota(g, shapeInt32(c.n), 0), 1, 1, 1, c.n)
+					return graph.Einsum("bhqk,bhkd->bhqd", drop(g).applyAt(denseWeights(q, k, allows, nil), query, key), v)
+				}
+				compareShapes(t, 2, 3, c.n, c.n, 4, split, dense)
+			})
+		}
+	}
+}
+
 // TestFoldedBandsHaveOneLength: folding packs a causal sequence's diagonals
 // of a and T - a tile pairs into bands of T (the middle one alone), a
 // bidirectional one's into bands of T, and covers every tile pair once.

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -14,7 +13,6 @@ import (
 	"github.com/gomlx/gomlx/ml/layers/norm"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
-	"github.com/gomlx/gomlx/ml/nn"
 )
 
 // LayerNormEpsilon is the ε of every layer norm: PyTorch's default, which the
@@ -53,6 +51,10 @@ type Model struct {
 	// float32 whatever it is, and layer norms, attention scores, their softmax
 	// and the logits are computed in float32.
 	Compute dtypes.DType
+	// SplitSequence says the sequence is split across devices (train's
+	// parallel=sequence): dense attention then runs in the form XLA can
+	// partition along the sequence (SplitTiledAttention).
+	SplitSequence bool
 	// Probe, when set, sees intermediate values while the graph is built
 	// (probes and notebooks); training leaves it nil.
 	Probe  *Probe
@@ -244,8 +246,18 @@ func (b *Block) Attend(q, k, v *graph.Node) *graph.Node {
 		return b.attendDecoded(q, k, v, nil)
 	}
 	b.recordCache(k, v)
-	out := b.Layer.Pattern.Attend(toFloat32(q), toFloat32(k), toFloat32(v), b.AttentionDropout(q.Graph()))
+	attend := b.Layer.Pattern.Attend
+	if split, ok := b.Layer.Pattern.(sequenceSplitter); ok && b.Model.SplitSequence {
+		attend = split.AttendSplit
+	}
+	out := attend(toFloat32(q), toFloat32(k), toFloat32(v), b.AttentionDropout(q.Graph()))
 	return graph.ConvertDType(out, q.DType())
+}
+
+// sequenceSplitter is a pattern with a second form for a sequence split
+// across devices, where its own form would make XLA gather the sequence.
+type sequenceSplitter interface {
+	AttendSplit(q, k, v *graph.Node, drop Dropout) *graph.Node
 }
 
 // toFloat32 gives attention its inputs in float32: under mixed precision its
@@ -304,7 +316,13 @@ func Linear(scope *model.Scope, x *graph.Node, outDim int, bias bool) *graph.Nod
 	if bias {
 		biases = graph.ConvertDType(scope.VariableWithShape("biases", shapes.Make(dtypes.Float32, outDim)).NodeValue(g), x.DType())
 	}
-	return nn.Dense(x, weights, biases, compute.DenseLayoutInputOutputs)
+	// Contracting the last axis in place, rather than flattening x into rows
+	// (nn.Dense), keeps the sequence axis whole for XLA to split across devices.
+	out := graph.DotGeneral(x, []int{x.Rank() - 1}, nil, weights, []int{0}, nil)
+	if biases != nil {
+		out = graph.Add(out, graph.ExpandLeftToRank(biases, out.Rank()))
+	}
+	return out
 }
 
 // LayerNorm normalises the last axis with a learned gain (ones) and offset

@@ -272,7 +272,11 @@ func (t tiling) masked(s segment) bool {
 // floats: it is NaN for an infinite x; the Go backend folds nothing, so there
 // x may be an integer).
 func after(x, dep *graph.Node) *graph.Node {
-	one := graph.Reshape(graph.Slice(dep, graph.AxisRange(0, 1), graph.AxisRange(0, 1), graph.AxisRange(0, 1), graph.AxisRange(0, 1), graph.AxisRange(0, 1)))
+	first := make([]graph.SliceAxisSpec, dep.Rank())
+	for i := range first {
+		first[i] = graph.AxisRange(0, 1)
+	}
+	one := graph.Reshape(graph.Slice(dep, first...))
 	if one.DType() != x.DType() {
 		one = graph.ConvertDType(one, x.DType())
 	}
@@ -328,16 +332,25 @@ func TiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropo
 
 func tiledAttention(q, k, v *graph.Node, queryStart int, causal bool, drop Dropout, tile int, goBackend bool) *graph.Node {
 	t := newTiling(q, k, queryStart, causal, drop, tile, goBackend)
+	return onlineSoftmax(q, k, v, t.forward, t.backward)
+}
+
+// onlineSoftmax is attention computed by forward, which also returns each
+// query's log-sum-exp of scores, with its gradients from backward, which
+// recomputes the weights from it (FlashAttention).
+func onlineSoftmax(q, k, v *graph.Node,
+	forward func(q, k, v *graph.Node) (out, logSumExp *graph.Node),
+	backward func(q, k, v, out, logSumExp, dOut *graph.Node) (dq, dk, dv *graph.Node)) *graph.Node {
 	var logSumExp *graph.Node
 	return withGradient([]*graph.Node{q, k, v},
 		func(in []*graph.Node) *graph.Node {
 			var out *graph.Node
-			out, logSumExp = t.forward(in[0], in[1], in[2])
+			out, logSumExp = forward(in[0], in[1], in[2])
 			return out
 		},
 		func(out, dOut *graph.Node) []*graph.Node {
 			stop := graph.StopGradient
-			dq, dk, dv := t.backward(stop(q), stop(k), stop(v), out, logSumExp, dOut)
+			dq, dk, dv := backward(stop(q), stop(k), stop(v), out, logSumExp, dOut)
 			return []*graph.Node{dq, dk, dv}
 		})
 }

@@ -374,7 +374,9 @@ func TrainedVersion(notebooks, notebook string) string {
 	var server struct {
 		CodeVersion string `json:"code_version"`
 	}
-	found := Query(fmt.Sprintf("experiments status results=%s notebooks=%s", filepath.Join(notebooks, "results"), notebooks))
+	dir := filepath.Join(notebooks, "results") // where Save writes; `experiments status` reads it
+	Must(0, os.MkdirAll(dir, 0o755))
+	found := Query(fmt.Sprintf("experiments status results=%s notebooks=%s", dir, notebooks))
 	Must(0, found[len(found)-1].Decode(&server))
 	cells := Must(results.NotebookVersion(filepath.Join(notebooks, notebook+".ipynb")))
 	if built := ecpi.CodeVersion(); built != server.CodeVersion {

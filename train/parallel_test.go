@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -103,6 +104,49 @@ func TestSequenceSplitTrainsLikeOneDevice(t *testing.T) {
 	}
 	if _, err := ParseOptions(map[string]string{"parallel": "sequence"}); err == nil || !strings.Contains(err.Error(), "devices=") {
 		t.Errorf("parallel=sequence on one device: %v, want an error naming devices=", err)
+	}
+}
+
+// TestSequenceSplitDividesStepMemory: with each sequence split across N
+// devices (parallel=sequence), the temporary memory per device of the compiled
+// training step of one layer at n = 4096, as XLA reports it, falls close to
+// 1/N of one device's: at most 1.3/N (replicated variables and the exchanged
+// keys and values stay), for local, ECP, π and dense attention.
+func TestSequenceSplitDividesStepMemory(t *testing.T) {
+	c := xlaCPU(t)
+	if c.Devices < 4 {
+		t.Skipf("the XLA CPU plugin exposes %d devices; this needs 4", c.Devices)
+	}
+	families := map[string]map[string]string{
+		"local": {"model": "local", "segment": "", "window": "64"}, "ecp": {"segment": "64"},
+		"pi": {"model": "pi", "segment": "", "window": "64"}, "full": {"model": "full", "segment": ""},
+	}
+	for _, name := range slices.Sorted(maps.Keys(families)) {
+		t.Run(name, func(t *testing.T) {
+			stepMiB := func(devices int) float64 {
+				parallel := map[bool]string{true: "data", false: "sequence"}[devices == 1]
+				all := map[string]string{"backend": "xla:cpu", "devices": fmt.Sprint(devices), "parallel": parallel, "layers": "1", "steps": "1",
+					"eval_every": "0", "eval_batches": "1", "n": "4096", "batch": "2", "dim": "64", "heads": "4"}
+				maps.Copy(all, families[name])
+				o := tiny(t, all)
+				sizes, err := xla.CompiledTemporaryMiB(func() error {
+					_, err := Run(context.Background(), o, nil)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sizes[0] // the training step, compiled first
+			}
+			one := stepMiB(1)
+			for _, devices := range []int{2, 4} {
+				split := stepMiB(devices)
+				t.Logf("%s: %.1f MiB per device on %d devices, %.1f MiB on one", name, split, devices, one)
+				if split > 1.3*one/float64(devices) {
+					t.Errorf("%d devices: %.1f MiB per device, want at most 1.3 × %.1f / %d = %.1f MiB", devices, split, one, devices, 1.3*one/float64(devices))
+				}
+			}
+		})
 	}
 }
 

@@ -115,6 +115,7 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 		return nil, err
 	}
 	m.Compute = computeType(o.Precision)
+	m.SplitSequence = o.Devices > 1 && o.Parallel == "sequence"
 	choice, err := Backend(o.Backend)
 	if err != nil {
 		return nil, err

@@ -84,16 +84,16 @@ func (e *Eval) LossFrom(from int) (float64, error) {
 // tokenNLL is -log softmax(logits)[target] per position: logits [B, len, V],
 // targets [B, len] -> [B, len]. Gathering the target's logit avoids a
 // [B, len, V] one-hot, which for GPT-2's 50k vocabulary would double the
-// largest tensor of the step.
+// largest tensor of the step; indexing (batch, position, target) rather than
+// flattened rows keeps the position axis whole for XLA to split across
+// devices (parallel=sequence).
 func tokenNLL(logits, targets *graph.Node) *graph.Node {
 	dims := logits.Shape().Dimensions
-	rows := dims[0] * dims[1]
-	flat := graph.Reshape(logits, rows, dims[2])
 	g := logits.Graph()
-	rowIndex := graph.Iota(g, shapes.Make(dtypes.Int32, rows, 1), 0)
-	index := graph.Concatenate([]*graph.Node{rowIndex, graph.Reshape(graph.ConvertDType(targets, dtypes.Int32), rows, 1)}, 1)
-	logProbs := graph.Gather(graph.LogSoftmax(flat, -1), index)
-	return graph.Reshape(graph.Neg(logProbs), dims[0], dims[1])
+	positions := shapes.Make(dtypes.Int32, dims[0], dims[1], 1)
+	index := graph.Concatenate([]*graph.Node{graph.Iota(g, positions, 0), graph.Iota(g, positions, 1),
+		graph.InsertAxes(graph.ConvertDType(targets, dtypes.Int32), -1)}, 2)
+	return graph.Neg(graph.Gather(graph.LogSoftmax(logits, -1), index))
 }
 
 // exampleSet is a dataset of examples (images, generated tasks): its splits

@@ -1,10 +1,6 @@
 package xla
 
 import (
-	"bytes"
-	"flag"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -12,30 +8,13 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
-	"k8s.io/klog/v2"
 )
 
 // compiledTemporaryMiB compiles graphFn on the first `devices` devices with
 // its one input (shape in) split along axis 1, and returns the temporary
-// memory per device that XLA reports for the compiled program. go-xla logs
-// PJRT's compiled memory statistics at klog verbosity 1, the one place they
-// are exposed.
+// memory per device that XLA reports for the compiled program.
 func compiledTemporaryMiB(t *testing.T, backend compute.Backend, devices int, in shapes.Shape, graphFn func(*Node) *Node) float64 {
 	t.Helper()
-	var log bytes.Buffer
-	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(flags)
-	for name, value := range map[string]string{"v": "1", "logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL"} {
-		if err := flags.Set(name, value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	klog.SetOutput(&log)
-	defer func() {
-		flags.Set("v", "0")
-		klog.SetOutput(nil)
-		flags.Set("logtostderr", "true")
-	}()
 	exec, err := NewExec(backend, graphFn)
 	if err != nil {
 		t.Fatal(err)
@@ -58,16 +37,14 @@ func compiledTemporaryMiB(t *testing.T, backend compute.Backend, devices int, in
 		}
 		exec = exec.AutoSharding(mesh).WithDeviceAssignment(assignment).WithInputShardingSpecs(spec)
 	}
-	if _, err := exec.Compile(inputs...); err != nil {
+	sizes, err := CompiledTemporaryMiB(func() error {
+		_, err := exec.Compile(inputs...)
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	klog.Flush()
-	match := regexp.MustCompile(`On Device: \[[^]]*Temporary:([0-9.]+) (KiB|MiB|GiB)`).FindSubmatch(log.Bytes())
-	if match == nil {
-		t.Fatalf("no compiled memory statistics in go-xla's log:\n%s", log.String())
-	}
-	size, _ := strconv.ParseFloat(string(match[1]), 64)
-	return size * map[string]float64{"KiB": 1.0 / 1024, "MiB": 1, "GiB": 1024}[string(match[2])]
+	return sizes[0]
 }
 
 // TestSequenceSplitDividesMemory is the smallest program of what
