@@ -92,12 +92,12 @@ func compressingAttention(context, compressed int) AttentionFunc {
 		b.Observe(q, kv, nil)
 		merged := b.MergeHeads(b.Attend(q, kv, kv)) // [B, n, d]
 		if b.Decoding() {                           // one latent row: nothing to compress
-			return Linear(b.Scope.In("output"), merged, b.Model.Config.Dim, true)
+			return b.Model.Linear(b.Scope.In("output"), merged, b.Model.Config.Dim, true)
 		}
 		history := graph.TransposeAllAxes(graph.SliceAxis(merged, 1, graph.AxisRange(0, context)), 0, 2, 1)
-		squeezed := graph.TransposeAllAxes(Linear(b.Scope.In("compress"), history, compressed, true), 0, 2, 1) // [B, c, d]
+		squeezed := graph.TransposeAllAxes(b.Model.Linear(b.Scope.In("compress"), history, compressed, true), 0, 2, 1) // [B, c, d]
 		rows := graph.Concatenate([]*graph.Node{squeezed, graph.SliceAxis(merged, 1, graph.AxisRangeToEnd(context))}, 1)
-		return Linear(b.Scope.In("output"), rows, b.Model.Config.Dim, true)
+		return b.Model.Linear(b.Scope.In("output"), rows, b.Model.Config.Dim, true)
 	}
 }
 

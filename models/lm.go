@@ -5,6 +5,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gomlx/compute"
+	"github.com/gomlx/gomlx/ml/nn"
+
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -106,7 +109,7 @@ func (m *Model) head(scope *model.Scope, hidden *graph.Node) *graph.Node {
 	c := m.Config
 	hidden = graph.ConvertDType(hidden, m.computeType())
 	if !c.Tied {
-		return graph.ConvertDType(Linear(scope.In("logits"), hidden, c.Vocab, true), dtypes.Float32)
+		return graph.ConvertDType(m.Linear(scope.In("logits"), hidden, c.Vocab, true), dtypes.Float32)
 	}
 	table := scope.At("embed").VariableWithShape("embeddings", shapes.Make(dtypes.Float32, c.Vocab, c.Dim)).NodeValue(hidden.Graph())
 	dims := hidden.Shape().Dimensions
@@ -145,9 +148,9 @@ func (m *Model) block(scope *model.Scope, index int, x *graph.Node) *graph.Node 
 	}
 	attended := attention(b, LayerNorm(scope.In("attention_norm"), x))
 	x = graph.Add(b.residual(x, attended.Shape().Dim(1)), attended)
-	hidden := activation.Gelu(Linear(scope.In("ff_in"), LayerNorm(scope.In("ff_norm"), x), m.Config.FFMult*m.Config.Dim, true))
+	hidden := activation.Gelu(m.Linear(scope.In("ff_in"), LayerNorm(scope.In("ff_norm"), x), m.Config.FFMult*m.Config.Dim, true))
 	hidden = layers.DropoutStatic(b.dropoutScope, hidden, m.Config.Dropout)
-	return graph.Add(x, Linear(scope.In("ff_out"), hidden, m.Config.Dim, true))
+	return graph.Add(x, m.Linear(scope.In("ff_out"), hidden, m.Config.Dim, true))
 }
 
 // residual is the part of the layer's input x that an attention output of
@@ -191,12 +194,12 @@ func StandardAttention(b *Block, x *graph.Node) *graph.Node {
 
 // Project is a d -> d projection without bias, e.g. of queries or keys.
 func (b *Block) Project(name string, x *graph.Node) *graph.Node {
-	return Linear(b.Scope.In("%s", name), x, b.Model.Config.Dim, false)
+	return b.Model.Linear(b.Scope.In("%s", name), x, b.Model.Config.Dim, false)
 }
 
 // Output joins the heads and applies the output projection (with bias).
 func (b *Block) Output(name string, heads *graph.Node) *graph.Node {
-	return Linear(b.Scope.In("%s", name), b.MergeHeads(heads), b.Model.Config.Dim, true)
+	return b.Model.Linear(b.Scope.In("%s", name), b.MergeHeads(heads), b.Model.Config.Dim, true)
 }
 
 // Heads splits [B, len, d] into [B, H, len, d/H].
@@ -307,6 +310,20 @@ func (b *Block) Observe(q, k, alpha *graph.Node) {
 // are cast to x's: under mixed precision the product runs in bfloat16 while
 // the optimizer updates float32 master weights.
 func Linear(scope *model.Scope, x *graph.Node, outDim int, bias bool) *graph.Node {
+	return linear(scope, x, outDim, bias, false)
+}
+
+// Linear is the model's dense layer (the function Linear), computed along
+// the last axis in place when the sequence is split across devices: flattened
+// into rows, a split of n inside the merged axis is not a tiling XLA keeps,
+// and it gathers the sequence on every device. Otherwise the rows form,
+// which XLA's CPU backend runs faster (a small model's training step, about
+// 20 % more tokens per second).
+func (m *Model) Linear(scope *model.Scope, x *graph.Node, outDim int, bias bool) *graph.Node {
+	return linear(scope, x, outDim, bias, m.SplitSequence)
+}
+
+func linear(scope *model.Scope, x *graph.Node, outDim int, bias, inPlace bool) *graph.Node {
 	inDim := x.Shape().Dim(-1)
 	bound := 1 / math.Sqrt(float64(inDim))
 	scope = scope.WithInitializer(initializer.RandomUniformFn(scope, -bound, bound)).In("dense") // layers.Dense's paths
@@ -316,8 +333,9 @@ func Linear(scope *model.Scope, x *graph.Node, outDim int, bias bool) *graph.Nod
 	if bias {
 		biases = graph.ConvertDType(scope.VariableWithShape("biases", shapes.Make(dtypes.Float32, outDim)).NodeValue(g), x.DType())
 	}
-	// Contracting the last axis in place, rather than flattening x into rows
-	// (nn.Dense), keeps the sequence axis whole for XLA to split across devices.
+	if !inPlace {
+		return nn.Dense(x, weights, biases, compute.DenseLayoutInputOutputs)
+	}
 	out := graph.DotGeneral(x, []int{x.Rank() - 1}, nil, weights, []int{0}, nil)
 	if biases != nil {
 		out = graph.Add(out, graph.ExpandLeftToRank(biases, out.Rank()))

@@ -342,8 +342,8 @@ func gatedAttention(b *Block, x *graph.Node) *graph.Node {
 	k := b.Rotate(b.Heads(b.Project("key", x)))
 	v := b.Heads(b.Project("value", x))
 	gateScope := b.Scope.In("gate")
-	hidden := activation.Gelu(Linear(gateScope.In("hidden"), x, max(c.Dim/4, c.Heads), true))
-	alpha := graph.TransposeAllAxes(graph.Sigmoid(Linear(gateScope.In("alpha"), hidden, c.Heads, true)), 0, 2, 1)
+	hidden := activation.Gelu(b.Model.Linear(gateScope.In("hidden"), x, max(c.Dim/4, c.Heads), true))
+	alpha := graph.TransposeAllAxes(graph.Sigmoid(b.Model.Linear(gateScope.In("alpha"), hidden, c.Heads, true)), 0, 2, 1)
 	b.Observe(q, k, alpha)
 	return b.Output("output", b.AttendGated(q, k, v, alpha))
 }
