@@ -121,6 +121,9 @@ func CorpusNames() []string {
 	for _, c := range combinedCorpora {
 		names = append(names, c.name)
 	}
+	for _, c := range paperCorpora {
+		names = append(names, c.name)
+	}
 	return names
 }
 
@@ -154,6 +157,9 @@ func corpusParts(name string) ([]string, error) {
 			return c.parts, nil
 		}
 	}
+	if _, ok := paperCorpusNamed(name); ok {
+		return []string{name}, nil
+	}
 	if _, err := findSource(name); err != nil {
 		return nil, err
 	}
@@ -182,6 +188,14 @@ func Corpora(home string) []CorpusInfo {
 		}
 		if !info.Prepared {
 			info.Bytes = 0
+		}
+		infos = append(infos, info)
+	}
+	for _, c := range paperCorpora {
+		info := CorpusInfo{Name: c.name, Kind: "text", StandsFor: c.standsFor, Source: c.source}
+		if m, err := readMeta(home, c.name); err == nil {
+			info.Prepared = true
+			info.Bytes = m.Bytes["train"] + m.Bytes["valid"] + m.Bytes["test"]
 		}
 		infos = append(infos, info)
 	}
@@ -247,6 +261,9 @@ func prepareOne(ctx context.Context, home, name string, progress io.Writer) erro
 	if _, err := readMeta(home, name); err == nil {
 		fmt.Fprintf(progress, "%s: already prepared in %s\n", name, corpusDir(home, name))
 		return nil
+	}
+	if p, ok := paperCorpusNamed(name); ok {
+		return preparePaperCorpus(ctx, home, p, progress)
 	}
 	src, err := findSource(name)
 	if err != nil {
@@ -357,6 +374,9 @@ func LoadCorpus(home, name string) (*Corpus, error) {
 	var texts [3][]string
 	for _, p := range parts {
 		meta, err := readMeta(home, p)
+		if paper, ok := paperCorpusNamed(p); ok && errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("corpus %s is not prepared in %s: run `ecpi data prepare %s` (from %s)", p, corpusDir(home, p), name, paper.source)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("corpus %s is not prepared in %s: run `ecpi data prepare %s` (or `make data`)",
 				p, corpusDir(home, p), name)

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -206,6 +207,38 @@ func TestPG19(t *testing.T) {
 	}
 	if c.Train != "Book 10 of train\n\nBook 11 of train" || c.Valid != "Book 20 of validation" {
 		t.Errorf("train %q valid %q", c.Train, c.Valid)
+	}
+}
+
+// TestPaperCorporaPrepareAsCorpora: PG-19 copied into its cache folder is
+// prepared like any corpus (listed as prepared, loaded with its splits as
+// published); before the copy, and for WikiText-103 before a download,
+// preparing and loading say what to do.
+func TestPaperCorporaPrepareAsCorpora(t *testing.T) {
+	home := t.TempDir()
+	if err := Prepare(context.Background(), home, "pg19", io.Discard); err == nil || !strings.Contains(err.Error(), "gsutil") {
+		t.Errorf("pg19 without a copy: %v, want how to copy it", err)
+	}
+	if _, err := LoadCorpus(home, "wikitext103"); err == nil || !strings.Contains(err.Error(), "ecpi data prepare wikitext103") {
+		t.Errorf("wikitext103 unprepared: %v, want the command that prepares it", err)
+	}
+	for folder, ids := range map[string][]string{"train": {"10", "11"}, "validation": {"20"}, "test": {"30"}} {
+		for _, id := range ids {
+			path := filepath.Join(pg19Root(home), folder, id+".txt")
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, []byte("Book "+id+" of "+folder), 0o644)
+		}
+	}
+	if err := Prepare(context.Background(), home, "pg19", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCorpus(home, "pg19")
+	if err != nil || c.Train != "Book 10 of train\n\nBook 11 of train" || c.Test != "Book 30 of test" {
+		t.Fatalf("pg19: %+v, %v", c, err)
+	}
+	i := slices.IndexFunc(Corpora(home), func(info CorpusInfo) bool { return info.Name == "pg19" })
+	if i < 0 || !Corpora(home)[i].Prepared || !slices.Contains(CorpusNames(), "wikitext103") || slices.Contains(OfflineDatasetNames(), "pg19") {
+		t.Errorf("listing: %+v; names %v; offline %v", Corpora(home), CorpusNames(), OfflineDatasetNames())
 	}
 }
 
