@@ -281,24 +281,30 @@ func prepareOne(ctx context.Context, home, name string, progress io.Writer) erro
 	if len(docs) == 0 {
 		return fmt.Errorf("corpus %s: no documents found under %s", name, root)
 	}
-	splits := splitDocuments(docs, src.rule)
 	meta := CorpusMeta{Name: name, StandsFor: src.standsFor, Source: sourceName(src), Version: version,
-		SplitRule: src.rule.String(), Documents: len(docs), Bytes: map[string]int64{}, Format: corpusFormat}
-	dir := corpusDir(home, name)
-	for i, split := range SplitNames {
-		text := splits[i]
-		if err := writeFileAtomic(filepath.Join(dir, split+".txt"), []byte(text)); err != nil {
-			return err
-		}
-		meta.Bytes[split] = int64(len(text))
-	}
-	b, _ := json.MarshalIndent(meta, "", "  ")
-	if err := writeFileAtomic(filepath.Join(dir, "meta.json"), append(b, '\n')); err != nil {
+		SplitRule: src.rule.String(), Documents: len(docs)}
+	meta, err = writePrepared(home, meta, splitDocuments(docs, src.rule))
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(progress, "%s: %d documents, train %d / valid %d / test %d bytes\n",
 		name, len(docs), meta.Bytes["train"], meta.Bytes["valid"], meta.Bytes["test"])
 	return nil
+}
+
+// writePrepared writes a prepared corpus, its train, valid and test text and
+// meta, and returns meta with the sizes and format it wrote.
+func writePrepared(home string, meta CorpusMeta, splits [3]string) (CorpusMeta, error) {
+	meta.Bytes, meta.Format = map[string]int64{}, corpusFormat
+	dir := corpusDir(home, meta.Name)
+	for i, split := range SplitNames {
+		if err := writeFileAtomic(filepath.Join(dir, split+".txt"), []byte(splits[i])); err != nil {
+			return meta, err
+		}
+		meta.Bytes[split] = int64(len(splits[i]))
+	}
+	b, _ := json.MarshalIndent(meta, "", "  ")
+	return meta, writeFileAtomic(filepath.Join(dir, "meta.json"), append(b, '\n'))
 }
 
 func sourceRoot(ctx context.Context, home string, src textSource, progress io.Writer) (root, version string, err error) {

@@ -2,7 +2,6 @@ package data
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -57,21 +56,9 @@ func preparePaperCorpus(ctx context.Context, home string, p paperCorpus, progres
 	if err != nil {
 		return fmt.Errorf("corpus %s: %w", p.name, err)
 	}
-	meta := CorpusMeta{Name: p.name, StandsFor: p.standsFor, Source: p.source, SplitRule: "as published",
-		Bytes: map[string]int64{}, Format: corpusFormat}
-	dir := corpusDir(home, p.name)
-	for _, split := range SplitNames {
-		text, err := c.Split(split)
-		if err != nil {
-			return err
-		}
-		if err := writeFileAtomic(filepath.Join(dir, split+".txt"), []byte(text)); err != nil {
-			return err
-		}
-		meta.Bytes[split] = int64(len(text))
-	}
-	b, _ := json.MarshalIndent(meta, "", "  ")
-	if err := writeFileAtomic(filepath.Join(dir, "meta.json"), append(b, '\n')); err != nil {
+	meta, err := writePrepared(home, CorpusMeta{Name: p.name, StandsFor: p.standsFor, Source: p.source, SplitRule: "as published"},
+		[3]string{c.Train, c.Valid, c.Test})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(progress, "%s: train %d / valid %d / test %d bytes\n", p.name, meta.Bytes["train"], meta.Bytes["valid"], meta.Bytes["test"])
