@@ -29,7 +29,9 @@ type Trained struct {
 	Steps      int               `json:"steps"`
 	TrainLoss  float64           `json:"train_loss"`
 	ValidLoss  float64           `json:"valid_loss"`
-	ValidBPC   float64           `json:"valid_bpc"`
+	ValidBPC   float64           `json:"valid_bpc"` // bits per token: per byte with the byte tokenizer
+	ValidPPL   float64           `json:"valid_ppl"`
+	Tokenizer  string            `json:"tokenizer"`
 	ValidAcc   *float64          `json:"valid_acc"`
 	TokensPerS float64           `json:"tokens_per_s"`
 	Seconds    float64           `json:"seconds"`
@@ -125,7 +127,11 @@ func (r Trained) summary() string {
 	s := fmt.Sprintf("%s, %d steps, train loss %.4f", r.Model, r.Steps, r.TrainLoss)
 	switch {
 	case r.ValidBPC > 0:
-		s += fmt.Sprintf(", valid %.4f bits/byte", r.ValidBPC)
+		unit := "byte"
+		if r.Tokenizer != "" && r.Tokenizer != "byte" {
+			unit = r.Tokenizer + " token"
+		}
+		s += fmt.Sprintf(", valid %.4f bits/%s", r.ValidBPC, unit)
 	case r.Eval != nil && r.Eval.Recall != nil:
 		s += fmt.Sprintf(", valid recall@1 %.1f%% / %.1f%%", 100*r.Eval.Recall["image_to_text@1"], 100*r.Eval.Recall["text_to_image@1"])
 	case r.ValidAcc != nil:

@@ -119,8 +119,10 @@ func Do(line string) []Result { return Must(Run(line)) }
 func Query(line string) []Result { return Must(run(line, true)) }
 
 // Last runs a line and decodes its last result into a T.
-func Last[T any](line string) T {
-	results := Do(line)
+func Last[T any](line string) T { return lastOf[T](line, Do(line)) }
+
+// lastOf decodes the last of a line's results into a T.
+func lastOf[T any](line string, results []Result) T {
 	var v T
 	if len(results) == 0 {
 		Must(0, fmt.Errorf("%q gave no result", line))
@@ -139,9 +141,10 @@ func Must[T any](v T, err error) T {
 	return v
 }
 
-// Quick reports the CI mode: ECPI_QUICK=1 asks every notebook for sizes that
-// run in well under a minute; otherwise notebooks run their full sizes.
-func Quick() bool { return os.Getenv("ECPI_QUICK") == "1" }
+// Quick reports the CI mode (Mode): sizes that run in well under a minute;
+// otherwise notebooks run their full sizes (paper mode runs the full sizes too,
+// in the cells it runs: PaperScale).
+func Quick() bool { return Mode() == "quick" }
 
 // Pick returns quick in quick mode and full otherwise.
 func Pick[T any](quick, full T) T {

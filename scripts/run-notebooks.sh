@@ -3,6 +3,8 @@
 # committed outputs and notebooks/results/*.json (hence EXPERIMENTS.md) are produced.
 #   scripts/run-notebooks.sh 01-ecp-language-modeling 04-pi-attention-language-modeling   (full mode)
 #   ECPI_QUICK=1 scripts/run-notebooks.sh 00-tour                                            (quick mode)
+#   ECPI_MODE=paper scripts/run-notebooks.sh 01-ecp-language-modeling     (paper mode: the declarations and the cells
+#                                                                          tagged "paper" only; needs an accelerator)
 # No name: every notebook. Each notebook's time is printed and appended to notebooks/results/times.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +17,9 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for path in notebooks/[0-9]*.ipynb; do names+=("$(basename "$path" .ipynb)"); done
 fi
-mode=full
+mode=${ECPI_MODE:-full}
 [ "${ECPI_QUICK:-}" = 1 ] && mode=quick
+export ECPI_MODE=$mode
 mkdir -p notebooks/results
 for name in "${names[@]}"; do
   path="notebooks/$name.ipynb"
@@ -26,11 +29,19 @@ for name in "${names[@]}"; do
   /usr/bin/python3 - "$path" <<'PY' 2> >(grep -v -E '^[IWE][0-9]{4} |^\s+/root/go/pkg/mod/|^goroutine |^github.com/janpfeifer|^main\.' >&2)
 import sys, nbformat
 from nbclient import NotebookClient
+import os, re
 path = sys.argv[1]
 nb = nbformat.read(path, as_version=4)
+client = NotebookClient(nb, kernel_name="ecpi", timeout=None, allow_errors=False,
+                        resources={"metadata": {"path": "notebooks"}})
 try:
-    NotebookClient(nb, kernel_name="ecpi", timeout=None, allow_errors=False,
-                   resources={"metadata": {"path": "notebooks"}}).execute()
+    if os.environ["ECPI_MODE"] != "paper":
+        client.execute()
+    else:  # GoNB keeps declarations (cells without %%) for the cells after them
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type == "code" and ("paper" in cell.metadata.get("tags", []) or not re.search(r"^%%", cell.source, re.M)):
+                    client.execute_cell(cell, index)
 finally:
     nbformat.write(nb, path)
 PY
