@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/bench"
+	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
@@ -51,6 +52,51 @@ runtime included): how memory grows with n, per variant.`,
 		Options: benchAttentionOptions.Declare(),
 		Run:     runBenchAttention,
 	})
+	Register(&Command{
+		Name:    "bench devices",
+		Summary: "memory per device of one layer's training step with each sequence split across N devices",
+		Details: `For every variant, length and device count: one layer's training step compiled with
+devices=N parallel=sequence (N = 1: the whole sequence on one device), run once, and the temporary
+memory per device that XLA's compiler planned for it (exact: it follows from the compiled program).
+The XLA CPU plugin's host devices stand in for accelerators. Then, for dense attention (full) and
+π-Attention (pi): π's memory per device on N/2 devices over dense attention's on N, the largest over
+the lengths (at most 1: π holds each context on half the devices), and the longest n each holds
+within budget= MiB per device.`,
+		Options: benchDevicesOptions.Declare(),
+		Run:     runBenchDevices,
+	})
+}
+
+// benchDevicesArgs are the benchmark's options and the budget its summary uses.
+type benchDevicesArgs struct {
+	bench.DevicesOptions
+	Budget float64
+}
+
+var benchDevicesOptions = Options[benchDevicesArgs]{
+	Table: append(option.Within(bench.DevicesTable, func(a *benchDevicesArgs) *bench.DevicesOptions { return &a.DevicesOptions }),
+		option.Float("budget", "MiB per device for the summary's longest context", func(a *benchDevicesArgs) *float64 { return &a.Budget }, option.Positive[float64]())),
+	Defaults: benchDevicesArgs{DevicesOptions: bench.DefaultDevices, Budget: 256},
+}
+
+func runBenchDevices(c *Call) error {
+	args, err := benchDevicesOptions.Read(c)
+	if err != nil {
+		return err
+	}
+	var results []bench.DevicesResult
+	err = bench.Devices(c.Ctx, args.DevicesOptions, data.Home(), func(r bench.DevicesResult) error {
+		results = append(results, r)
+		return c.Emit(r)
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.Emit(bench.Summarize(results, args.Budget)); err != nil {
+		return err
+	}
+	c.Session.Remember("bench devices", results)
+	return nil
 }
 
 // modelsArgs are the options of `models`.

@@ -94,6 +94,9 @@ func Judge(d Declared, c Claim, f *File) Claim {
 		c.Verdict = DoesNotHold
 		if towards(d.Better, *c.Value-d.Threshold) || *c.Value == d.Threshold {
 			c.Verdict = HoldsByConstruction
+			if d.Compiled {
+				c.Verdict = Holds
+			}
 		}
 	case KindBound:
 		c.Verdict, c.Why = judgeBound(d, c.Measured, c.Bound)
