@@ -35,7 +35,7 @@ at least 4 rates on validation, and every language model better than the byte 4-
 direction and at least the smallest effect, is *opposite* when as clearly the other way, and *inconclusive* otherwise;
 claims against several models that disagree are *mixed*. A claim of sameness is *shown* only when two one-sided tests
 put the difference inside its declared margin. A π result shows π's attention mass on its skip keys per layer; under
-1 % in every layer it reads *skips unused* (π computed local attention). Counts *hold by construction* or do not;
+1 % in every layer it reads *skips unused* (π computed local attention). Counts *hold by construction* or do not (memory that XLA's compiler plans, claim 14, *holds* or does not);
 measured bounds *hold* or *fail*; a growth exponent (cost ∝ n^b, fitted over every run) *holds* when its 95 % interval
 lies under the declared exponent, *fails* when above it, and is *inconclusive* otherwise. A section whose code version differs from the current code is **stale**: its verdicts are those of older code.
 
