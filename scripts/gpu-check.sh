@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 carry=bench/gpu/carry
 # The device machine takes the working tree plus carried paths up to 64 MiB in all; the tree
 # itself is a good part of that, so what travels must leave a wide margin.
-limit_mib=56  # 64 MiB less a margin; notebook 05 with its figures is 18 MiB of the tree
+limit_mib=48
 
 prepare() {
   source scripts/env.sh
