@@ -46,6 +46,7 @@ finally:
     nbformat.write(nb, path)
 PY
   seconds=$(( $(date +%s) - start ))
+  /usr/bin/python3 scripts/trim-live-plots.py "$path"  # a picture per training run would make the notebook megabytes
   echo "== $name: $((seconds / 60)) min $((seconds % 60)) s"
   echo "$(date -u +%Y-%m-%dT%H:%MZ) $name $mode $seconds s" >> notebooks/results/times.log
 done
