@@ -297,3 +297,15 @@ func TestSummarySortsClaimsByOutcome(t *testing.T) {
 		t.Errorf("summary line %q: without stale sections claim 1 reproduces beside 5", line)
 	}
 }
+
+// TestMixedClaimNamesEachModelsVerdict: a mixed claim's plain words keep
+// each part, so that a clear result against one model is not lost in the mix.
+func TestMixedClaimNamesEachModelsVerdict(t *testing.T) {
+	files := []File{{Notebook: "current", Claims: []Claim{{ID: 4, Verdict: Mixed, Comparisons: []Comparison{
+		{B: "Transformer", Verdict: Reproduces}, {B: "local", Verdict: Reproduces}, {B: "PerceiverAR", Verdict: Inconclusive}}}}}}
+	text := summaryText(files, nil)
+	want := "reproduces against Transformer, local; inconclusive against PerceiverAR"
+	if !strings.Contains(text, want) {
+		t.Errorf("plain words %q lack %q", text, want)
+	}
+}

@@ -11,7 +11,7 @@ type Outcome string
 const (
 	OutcomeReproduces Outcome = "reproduce or hold at this scale"
 	OutcomeDoesNot    Outcome = "do not reproduce at this scale"
-	OutcomePartly     Outcome = "mixed: reproduce against some models, not others"
+	OutcomePartly     Outcome = "mixed: reproduce against some models, not against all"
 	OutcomeUndecided  Outcome = "cannot be decided at this scale (inconclusive, not tested, skips unused)"
 	OutcomeNotRun     Outcome = "not yet measured on the current code"
 )
@@ -76,11 +76,33 @@ func summaryText(files []File, stale map[string]string) string {
 		statements := make([]string, len(claims))
 		for i, d := range claims {
 			statements[i] = fmt.Sprintf("%d (%s: %s)", d.ID, short(d.Paper), d.Statement)
+			if claim, _, found := find(files, d.ID); outcome == OutcomePartly && found {
+				statements[i] += ": " + verdictsByModel(claim.Comparisons)
+			}
 		}
 		fmt.Fprintf(&b, "- **%s%s** (%d): %s.\n", strings.ToUpper(string(outcome[:1])), outcome[1:], len(claims), strings.Join(statements, "; "))
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// verdictsByModel splits a mixed claim into its parts, so that a clear result
+// against one model stays visible beside an unclear one against another:
+// "reproduces against Transformer, local; inconclusive against PerceiverAR".
+func verdictsByModel(comparisons []Comparison) string {
+	var verdicts []string
+	models := map[string][]string{}
+	for _, c := range comparisons {
+		if _, seen := models[c.Verdict]; !seen {
+			verdicts = append(verdicts, c.Verdict)
+		}
+		models[c.Verdict] = append(models[c.Verdict], c.B)
+	}
+	parts := make([]string, len(verdicts))
+	for i, verdict := range verdicts {
+		parts[i] = fmt.Sprintf("%s against %s", verdict, strings.Join(models[verdict], ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func claimNumbers(claims []Declared) string {
