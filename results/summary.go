@@ -76,7 +76,10 @@ func summaryText(files []File, stale map[string]string) string {
 		statements := make([]string, len(claims))
 		for i, d := range claims {
 			statements[i] = fmt.Sprintf("%d (%s: %s)", d.ID, short(d.Paper), d.Statement)
-			if claim, _, found := find(files, d.ID); outcome == OutcomePartly && found {
+			if outcome != OutcomePartly {
+				continue
+			}
+			if claim, _, found := find(files, d.ID); found {
 				statements[i] += ": " + verdictsByModel(claim.Comparisons)
 			}
 		}
