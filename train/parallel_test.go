@@ -72,7 +72,9 @@ func TestTwoDevicesTrainLikeOne(t *testing.T) {
 
 // TestSequenceSplitTrainsLikeOneDevice splits every sequence across two
 // devices (parallel=sequence) for local, ECP, π and dense attention: each
-// step's loss and the validation loss equal one device's within 1e-5.
+// step's loss, each step's global gradient norm (before Adam, which would
+// hide a scaled gradient) and the validation loss equal one device's within
+// 1e-5.
 func TestSequenceSplitTrainsLikeOneDevice(t *testing.T) {
 	xlaCPU(t)
 	families := map[string]map[string]string{
@@ -81,20 +83,34 @@ func TestSequenceSplitTrainsLikeOneDevice(t *testing.T) {
 	}
 	for name, values := range families {
 		t.Run(name, func(t *testing.T) {
-			run := func(devices, parallel string) *Result {
+			run := func(devices, parallel string) (*Result, []float64) {
 				all := map[string]string{"backend": "xla:cpu", "devices": devices, "parallel": parallel, "layers": "2", "steps": "6",
 					"eval_every": "0", "eval_batches": "2", "lr": "1e-2"}
 				maps.Copy(all, values)
-				r, err := Run(context.Background(), tiny(t, all), nil)
+				var gradNorms []float64
+				r, err := Run(context.Background(), tiny(t, all), func(p Progress) {
+					if !p.Compiling {
+						gradNorms = append(gradNorms, p.GradNorm)
+					}
+				})
 				if err != nil {
 					t.Fatalf("devices=%s parallel=%s: %v", devices, parallel, err)
 				}
-				return r
+				return r, gradNorms
 			}
-			one, split := run("1", "data"), run("2", "sequence")
+			one, oneNorms := run("1", "data")
+			split, splitNorms := run("2", "sequence")
 			for i := range one.Losses {
 				if math.Abs(one.Losses[i]-split.Losses[i]) > 1e-5*one.Losses[i] {
 					t.Errorf("step %d: loss %.8f with sequences split across 2 devices, %.8f on one", i+1, split.Losses[i], one.Losses[i])
+				}
+			}
+			if len(oneNorms) != len(one.Losses) || len(splitNorms) != len(oneNorms) {
+				t.Fatalf("%d and %d gradient norms reported for %d steps", len(oneNorms), len(splitNorms), len(one.Losses))
+			}
+			for i := range oneNorms {
+				if oneNorms[i] <= 0 || math.Abs(oneNorms[i]-splitNorms[i]) > 1e-5*oneNorms[i] {
+					t.Errorf("step %d: gradient norm %.8f with sequences split across 2 devices, %.8f on one", i+1, splitNorms[i], oneNorms[i])
 				}
 			}
 			if math.Abs(one.ValidLoss-split.ValidLoss) > 1e-5*one.ValidLoss {
