@@ -77,7 +77,7 @@ lies under the declared exponent, *fails* when above it, and is *inconclusive* o
 			fmt.Fprintf(&b, "Trivial baselines: %s.\n", strings.Join(parts, ", "))
 		}
 		for _, s := range f.Sweeps {
-			fmt.Fprintf(&b, "Learning-rate sweep of %s (%d steps): %s; chosen %g.\n", s.Model, s.Steps, sweepText(s), s.Chosen)
+			fmt.Fprintf(&b, "Learning-rate sweep of %s (%d steps): %s; chosen %g%s.\n", s.Model, s.Steps, sweepText(s), s.Chosen, s.edgeNote())
 		}
 		for _, t := range f.Tables {
 			b.WriteString("\n" + t.markdown())
@@ -139,6 +139,29 @@ func values(v []float64) string {
 		parts[i] = fmt.Sprintf("%.4g", x)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// edgeNote warns when a sweep kept the highest or lowest rate it tried and
+// that rate beat its neighbour: the grid did not bracket the model's best
+// rate, so the optimum may lie beyond it. A tie (every rate solved a task,
+// say) brackets nothing and warns of nothing.
+func (s Sweep) edgeNote() string {
+	i := slices.Index(s.LR, s.Chosen)
+	beats := func(neighbour int) bool {
+		if neighbour < len(s.Diverged) && s.Diverged[neighbour] {
+			return true
+		}
+		return i < len(s.Valid) && neighbour < len(s.Valid) && s.Valid[i] < s.Valid[neighbour]
+	}
+	switch {
+	case len(s.LR) < 2 || i < 0:
+		return ""
+	case i == len(s.LR)-1 && beats(i-1):
+		return " (the highest rate swept: the best rate may lie above it)"
+	case i == 0 && beats(1):
+		return " (the lowest rate swept: the best rate may lie below it)"
+	}
+	return ""
 }
 
 func sweepText(s Sweep) string {

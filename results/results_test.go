@@ -217,6 +217,35 @@ func TestReportListsEveryClaim(t *testing.T) {
 	}
 }
 
+// TestSweepEdgeIsNamed: a sweep that kept the highest or lowest rate it tried,
+// better than its neighbour, says the best rate may lie beyond the grid; an
+// interior rate, or a tie at the edge, says nothing.
+func TestSweepEdgeIsNamed(t *testing.T) {
+	grid := []float64{0.002, 0.004, 0.008, 0.016}
+	for _, c := range []struct {
+		valid    []float64
+		diverged []bool
+		chosen   float64
+		want     string
+	}{
+		{[]float64{3.0, 2.9, 2.8, 2.7}, nil, 0.016, "the highest rate swept"},
+		{[]float64{2.7, 2.8, 2.9, 3.0}, nil, 0.002, "the lowest rate swept"},
+		{[]float64{2.7, 0, 0, 0}, []bool{false, true, true, true}, 0.002, "the lowest rate swept"},
+		{[]float64{3.0, 2.7, 2.8, 2.9}, nil, 0.004, ""},
+		{[]float64{1, 1, 1, 1}, nil, 0.002, ""},
+	} {
+		s := Sweep{Model: "m", LR: grid, Valid: c.valid, Diverged: c.diverged, Chosen: c.chosen}
+		got := s.edgeNote()
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("sweep %v chose %g: note %q, want one containing %q", c.valid, c.chosen, got, c.want)
+		}
+	}
+	f := File{Notebook: "n", Sweeps: []Sweep{{Model: "m", Steps: 10, LR: grid, Valid: []float64{3.0, 2.9, 2.8, 2.7}, Chosen: 0.016}}}
+	if report := Report([]File{f}, nil); !strings.Contains(report, "chosen 0.016 (the highest rate swept: the best rate may lie above it).") {
+		t.Errorf("report does not name the sweep's edge:\n%s", report)
+	}
+}
+
 // TestStaleness: a file of the current code and cells is current; one of
 // other cells is stale and says which part changed.
 func TestStaleness(t *testing.T) {
