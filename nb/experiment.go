@@ -254,7 +254,7 @@ func (e *Experiment) SweepTable(caption string, show func(loss float64) string) 
 	for _, s := range e.Sweeps {
 		row := []any{s.Model}
 		for i, v := range s.Valid {
-			if i < len(s.Diverged) && s.Diverged[i] {
+			if s.DivergedAt(i) {
 				row = append(row, "diverged")
 				continue
 			}

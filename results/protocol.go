@@ -52,6 +52,10 @@ type Sweep struct {
 	Chosen   float64   `json:"chosen"`
 }
 
+// DivergedAt says whether the rate at index i diverged (sweeps saved before
+// Diverged existed have none).
+func (s Sweep) DivergedAt(i int) bool { return i < len(s.Diverged) && s.Diverged[i] }
+
 // minGrid is the number of learning rates every model's sweep tries.
 const minGrid = 4
 

@@ -148,10 +148,7 @@ func values(v []float64) string {
 func (s Sweep) edgeNote() string {
 	i := slices.Index(s.LR, s.Chosen)
 	beats := func(neighbour int) bool {
-		if neighbour < len(s.Diverged) && s.Diverged[neighbour] {
-			return true
-		}
-		return i < len(s.Valid) && neighbour < len(s.Valid) && s.Valid[i] < s.Valid[neighbour]
+		return s.DivergedAt(neighbour) || i < len(s.Valid) && neighbour < len(s.Valid) && s.Valid[i] < s.Valid[neighbour]
 	}
 	switch {
 	case len(s.LR) < 2 || i < 0:
@@ -168,7 +165,7 @@ func sweepText(s Sweep) string {
 	parts := make([]string, len(s.LR))
 	for i := range s.LR {
 		parts[i] = fmt.Sprintf("lr %g → %.4g", s.LR[i], s.Valid[i])
-		if i < len(s.Diverged) && s.Diverged[i] {
+		if s.DivergedAt(i) {
 			parts[i] = fmt.Sprintf("lr %g → diverged", s.LR[i])
 		}
 	}
