@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -202,63 +203,92 @@ func (e *Experiment) Record(experiment string, runs map[string][]Trained, metric
 
 // Tune gives every variant the same tuning budget, as the protocol asks of
 // the models of a comparison: seed 1 of each at every learning rate of grid
-// (at least 4, log-spaced) on the shared options, the rate whose run has the
-// lowest loss (the metric, on validation) kept. It records each variant's
-// sweep and returns the variants with their rates.
+// (at least 4, log-spaced) on the shared options, then, while the best rate
+// is the highest (or lowest) tried, up to results.MaxExtension more rates a
+// grid step past that edge; the rate whose run has the lowest loss (the
+// metric, on validation) is kept. It records each variant's sweep (replacing
+// one of the same model and steps: notebooks call Tune in several cells) and
+// returns the variants with their rates.
 func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, loss func(Trained) float64) []Variant {
 	tuned := make([]Variant, len(variants))
 	for i, v := range variants {
-		sweep := results.Sweep{Model: v.Label, LR: grid, Diverged: make([]bool, len(grid))}
-		best := -1
-		for j, lr := range grid {
-			line := fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr)
-			r, err := tryTrain(line)
-			if err != nil && strings.Contains(err.Error(), "not finite") {
-				// A rate that diverges is one answer of the sweep, not the end of the cell.
-				sweep.Valid, sweep.Diverged[j] = append(sweep.Valid, 0), true
-				fmt.Printf("%-22s lr=%g diverged\n", v.Label, lr)
-				continue
-			}
-			Must(0, err)
-			sweep.Steps = r.Steps
-			sweep.Valid = append(sweep.Valid, loss(r))
-			if best < 0 || sweep.Valid[j] < sweep.Valid[best] {
-				best = j
-			}
+		sweep := results.Sweep{Model: v.Label}
+		for _, lr := range grid {
+			sweepRun(&sweep, shared, v, lr, loss)
 		}
-		if best < 0 {
-			Must(0, fmt.Errorf("%s diverged at every learning rate of %s", v.Label, list(grid)))
+		for range results.MaxExtension {
+			lr, beyond := sweep.Beyond()
+			if !beyond {
+				break
+			}
+			sweepRun(&sweep, shared, v, lr, loss)
 		}
-		sweep.Chosen = grid[best]
-		e.Sweeps = append(e.Sweeps, sweep)
-		fmt.Printf("%-22s learning rate %g (of %s)\n", v.Label, sweep.Chosen, list(grid))
+		if sweep.Chosen == 0 {
+			Must(0, fmt.Errorf("%s diverged at every learning rate of %s", v.Label, list(sweep.LR)))
+		}
+		e.keepSweep(sweep)
+		fmt.Printf("%-22s learning rate %g (of %s)\n", v.Label, sweep.Chosen, list(sweep.LR))
 		tuned[i] = Variant{Label: v.Label, Options: fmt.Sprintf("%s lr=%g", v.Options, sweep.Chosen)}
 	}
 	return tuned
 }
 
+// sweepRun trains variant v's seed 1 at rate lr and adds its loss to sweep.
+func sweepRun(sweep *results.Sweep, shared string, v Variant, lr float64, loss func(Trained) float64) {
+	r, err := tryTrain(fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr))
+	if err != nil && strings.Contains(err.Error(), "not finite") {
+		// A rate that diverges is one answer of the sweep, not the end of the cell.
+		sweep.Add(lr, 0, true)
+		fmt.Printf("%-22s lr=%g diverged\n", v.Label, lr)
+		return
+	}
+	Must(0, err)
+	sweep.Steps = r.Steps
+	sweep.Add(lr, loss(r), false)
+}
+
+// keepSweep records sweep in e, in place of an earlier one of the same model
+// and steps.
+func (e *Experiment) keepSweep(sweep results.Sweep) {
+	for i, s := range e.Sweeps {
+		if s.Model == sweep.Model && s.Steps == sweep.Steps {
+			e.Sweeps[i] = sweep
+			return
+		}
+	}
+	e.Sweeps = append(e.Sweeps, sweep)
+}
+
 // SweepTable is the learning-rate sweeps Tune recorded in e: a row per model
 // with its validation figure (seed 1) at every rate of the grid and the rate
-// it keeps. show writes the loss the sweep minimised as the table gives it
+// it keeps ("—" at a rate that only other models' sweeps tried past the
+// grid's edge). show writes the loss the sweep minimised as the table gives it
 // (an error rate as an accuracy, say); a rate that diverged reads
 // "diverged". The notebooks show it (.Show()); it is not one of the
 // experiment's tables (the results file keeps the sweeps themselves).
 func (e *Experiment) SweepTable(caption string, show func(loss float64) string) figure.Table {
+	var rates []float64 // every rate some sweep tried: the grid and each one's extensions
+	for _, s := range e.Sweeps {
+		rates = append(rates, s.LR...)
+	}
+	slices.Sort(rates)
+	rates = slices.Compact(rates)
 	t := figure.Table{Caption: caption, Header: []string{"model"}}
-	if len(e.Sweeps) > 0 {
-		for _, lr := range e.Sweeps[0].LR {
-			t.Header = append(t.Header, fmt.Sprintf("lr = %g", lr))
-		}
+	for _, lr := range rates {
+		t.Header = append(t.Header, fmt.Sprintf("lr = %g", lr))
 	}
 	t.Header = append(t.Header, "chosen")
 	for _, s := range e.Sweeps {
 		row := []any{s.Model}
-		for i, v := range s.Valid {
-			if s.DivergedAt(i) {
+		for _, lr := range rates {
+			switch i := slices.Index(s.LR, lr); {
+			case i < 0:
+				row = append(row, "—")
+			case s.DivergedAt(i):
 				row = append(row, "diverged")
-				continue
+			default:
+				row = append(row, show(s.Valid[i]))
 			}
-			row = append(row, show(v))
 		}
 		t.AddRow(append(row, fmt.Sprintf("%g", s.Chosen))...)
 	}

@@ -143,19 +143,12 @@ func values(v []float64) string {
 
 // edgeNote warns when a sweep kept the highest or lowest rate it tried and
 // that rate beat its neighbour: the grid did not bracket the model's best
-// rate, so the optimum may lie beyond it. A tie (every rate solved a task,
-// say) brackets nothing and warns of nothing.
+// rate, so the optimum may lie beyond it.
 func (s Sweep) edgeNote() string {
-	i := slices.Index(s.LR, s.Chosen)
-	beats := func(neighbour int) bool {
-		return s.DivergedAt(neighbour) || i < len(s.Valid) && neighbour < len(s.Valid) && s.Valid[i] < s.Valid[neighbour]
-	}
-	switch {
-	case len(s.LR) < 2 || i < 0:
-		return ""
-	case i == len(s.LR)-1 && beats(i-1):
+	switch s.edge() {
+	case +1:
 		return " (the highest rate swept: the best rate may lie above it)"
-	case i == 0 && beats(1):
+	case -1:
 		return " (the lowest rate swept: the best rate may lie below it)"
 	}
 	return ""

@@ -75,6 +75,8 @@ func TestProtocolVerdicts(t *testing.T) {
 			func(f *File) { f.Sweeps = f.Sweeps[:1] }, NotTested, "no learning-rate sweep of PerceiverAR"},
 		{"a shorter grid", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32},
 			func(f *File) { f.Sweeps[1].LR = f.Sweeps[1].LR[:3] }, NotTested, "other rates"},
+		{"one grid, extended past its top for one model", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32},
+			func(f *File) { f.Sweeps[1].Add(9e-2, 2.1, false) }, Reproduces, ""},
 		{"undertrained", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.60, 2.61, 2.59, 2.60, 2.62}, nil, NotTested, "PerceiverAR undertrained"},
 	}
 	for _, c := range cases {
@@ -243,6 +245,40 @@ func TestSweepEdgeIsNamed(t *testing.T) {
 	f := File{Notebook: "n", Sweeps: []Sweep{{Model: "m", Steps: 10, LR: grid, Valid: []float64{3.0, 2.9, 2.8, 2.7}, Chosen: 0.016}}}
 	if report := Report([]File{f}, nil); !strings.Contains(report, "chosen 0.016 (the highest rate swept: the best rate may lie above it).") {
 		t.Errorf("report does not name the sweep's edge:\n%s", report)
+	}
+}
+
+// TestSweepExtendsPastItsEdge: a sweep whose best rate is the highest (or
+// lowest) it tried asks for the next rate a grid step beyond, keeps its rates
+// in order and its best rate chosen, and asks for nothing once a worse or
+// diverged rate lies on each side of the best.
+func TestSweepExtendsPastItsEdge(t *testing.T) {
+	var s Sweep
+	for i, lr := range []float64{2e-3, 4e-3, 8e-3, 1.6e-2} {
+		s.Add(lr, 3.0-0.1*float64(i), false)
+	}
+	if next, ok := s.Beyond(); !ok || math.Abs(next-3.2e-2) > 1e-12 || s.Chosen != 1.6e-2 {
+		t.Fatalf("best at the top edge: Beyond() = %g, %v (chosen %g), want 0.032, true", next, ok, s.Chosen)
+	}
+	s.Add(3.2e-2, 0, true) // diverged: the best rate is bracketed
+	if next, ok := s.Beyond(); ok {
+		t.Errorf("diverged above the best rate: Beyond() = %g, want none", next)
+	}
+	if !slices.Equal(s.LR, []float64{2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2}) || !s.DivergedAt(4) || s.Chosen != 1.6e-2 {
+		t.Errorf("sweep %+v: want rates in order, the last diverged, 0.016 chosen", s)
+	}
+
+	var low Sweep
+	for i, lr := range []float64{8e-3, 4e-3, 2e-3, 1.6e-2} { // any order
+		low.Add(lr, []float64{2.9, 2.8, 2.7, 3.0}[i], false)
+	}
+	next, ok := low.Beyond()
+	if !ok || math.Abs(next-1e-3) > 1e-12 || low.Chosen != 2e-3 {
+		t.Fatalf("best at the bottom edge: Beyond() = %g, %v (chosen %g), want 0.001, true", next, ok, low.Chosen)
+	}
+	low.Add(next, 2.75, false)
+	if _, ok := low.Beyond(); ok || low.Chosen != 2e-3 || low.LR[0] != 1e-3 {
+		t.Errorf("worse below the best rate: sweep %+v should be bracketed with 0.002 chosen", low)
 	}
 }
 
