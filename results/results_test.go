@@ -373,4 +373,15 @@ func TestMixedClaimNamesEachModelsVerdict(t *testing.T) {
 	if !strings.Contains(text, want) {
 		t.Errorf("plain words %q lack %q", text, want)
 	}
+
+	// Not tested as a whole for want of one part, with the other part decided.
+	files = []File{{Notebook: "current", Claims: []Claim{{ID: 3, Verdict: NotTested, Comparisons: []Comparison{
+		{B: "Transformer", Verdict: Opposite}, {B: "PerceiverAR", Verdict: NotTested, Why: "PerceiverAR undertrained"}}}}}}
+	if got := Summary(files, nil)[OutcomePartly]; len(got) != 1 || got[0].ID != 3 {
+		t.Errorf("claim 3, opposite against one model and not tested against the other, is not mixed: %v", got)
+	}
+	want = "opposite against Transformer; not tested against PerceiverAR (PerceiverAR undertrained)"
+	if text := summaryText(files, nil); !strings.Contains(text, want) {
+		t.Errorf("plain words %q lack %q", text, want)
+	}
 }

@@ -11,7 +11,7 @@ type Outcome string
 const (
 	OutcomeReproduces Outcome = "reproduce or hold at this scale"
 	OutcomeDoesNot    Outcome = "do not reproduce at this scale"
-	OutcomePartly     Outcome = "mixed: reproduce against some models, not against all"
+	OutcomePartly     Outcome = "mixed: the verdict differs from one compared model to another"
 	OutcomeUndecided  Outcome = "cannot be decided at this scale (inconclusive, not tested, skips unused)"
 	OutcomeNotRun     Outcome = "not yet measured on the current code"
 )
@@ -34,6 +34,23 @@ func outcomeOf(verdict string) Outcome {
 	return OutcomeUndecided
 }
 
+// claimOutcome sorts a claim by its verdict, except that a claim not tested
+// as a whole for want of one comparison, while another is decided (ECP worse
+// than dense attention, PerceiverAR undertrained), is mixed: its parts are
+// listed, so the decided one is not lost among the undecided claims.
+func claimOutcome(c Claim) Outcome {
+	outcome := outcomeOf(c.Verdict)
+	if outcome != OutcomeUndecided {
+		return outcome
+	}
+	for _, part := range c.Comparisons {
+		if decided := outcomeOf(part.Verdict); decided == OutcomeReproduces || decided == OutcomeDoesNot {
+			return OutcomePartly
+		}
+	}
+	return outcome
+}
+
 // Summary sorts every declared claim by outcome; a claim that no results
 // file holds, or only a stale one, is not yet measured on the current code.
 func Summary(files []File, stale map[string]string) map[Outcome][]Declared {
@@ -43,7 +60,7 @@ func Summary(files []File, stale map[string]string) map[Outcome][]Declared {
 		_, old := stale[notebook]
 		outcome := OutcomeNotRun
 		if found && !old {
-			outcome = outcomeOf(claim.Verdict)
+			outcome = claimOutcome(claim)
 		}
 		out[outcome] = append(out[outcome], d)
 	}
@@ -91,7 +108,8 @@ func summaryText(files []File, stale map[string]string) string {
 
 // verdictsByModel splits a mixed claim into its parts, so that a clear result
 // against one model stays visible beside an unclear one against another:
-// "reproduces against Transformer, local; inconclusive against PerceiverAR".
+// "reproduces against Transformer, local; inconclusive against PerceiverAR"
+// (a part not tested says why).
 func verdictsByModel(comparisons []Comparison) string {
 	var verdicts []string
 	models := map[string][]string{}
@@ -99,7 +117,11 @@ func verdictsByModel(comparisons []Comparison) string {
 		if _, seen := models[c.Verdict]; !seen {
 			verdicts = append(verdicts, c.Verdict)
 		}
-		models[c.Verdict] = append(models[c.Verdict], c.B)
+		name := c.B
+		if c.Verdict == NotTested && c.Why != "" {
+			name += " (" + c.Why + ")"
+		}
+		models[c.Verdict] = append(models[c.Verdict], name)
 	}
 	parts := make([]string, len(verdicts))
 	for i, verdict := range verdicts {
