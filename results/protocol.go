@@ -68,7 +68,9 @@ const MaxExtension = 2
 // every rate diverged).
 func (s *Sweep) Add(lr, valid float64, diverged bool) {
 	at, _ := slices.BinarySearch(s.LR, lr)
+	// Clones: a copy of this sweep (one kept in an Experiment, say) must not see the insertion.
 	s.Diverged = append(slices.Clone(s.Diverged), make([]bool, len(s.LR)-len(s.Diverged))...)
+	s.LR, s.Valid = slices.Clone(s.LR), slices.Clone(s.Valid)
 	s.LR, s.Valid, s.Diverged = slices.Insert(s.LR, at, lr), slices.Insert(s.Valid, at, valid), slices.Insert(s.Diverged, at, diverged)
 	best := -1
 	for i := range s.LR {

@@ -280,6 +280,16 @@ func TestSweepExtendsPastItsEdge(t *testing.T) {
 	if _, ok := low.Beyond(); ok || low.Chosen != 2e-3 || low.LR[0] != 1e-3 {
 		t.Errorf("worse below the best rate: sweep %+v should be bracketed with 0.002 chosen", low)
 	}
+
+	var three Sweep // three rates: room left in their arrays for a fourth
+	for _, lr := range []float64{2e-3, 4e-3, 8e-3} {
+		three.Add(lr, lr, false)
+	}
+	kept := three // a copy, as an Experiment keeps its sweeps
+	three.Add(1e-3, 1e-3, false)
+	if !slices.Equal(kept.LR, []float64{2e-3, 4e-3, 8e-3}) || !slices.Equal(kept.Valid, []float64{2e-3, 4e-3, 8e-3}) {
+		t.Errorf("adding to a sweep changed its copy: %+v", kept)
+	}
 }
 
 // TestStaleness: a file of the current code and cells is current; one of
