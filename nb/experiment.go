@@ -100,19 +100,43 @@ func tryTrain(options string) (Trained, error) {
 // prints each run on one line and returns the runs by label, each in seed
 // order.
 func TrainSeeds(shared string, variants []Variant, seeds int) map[string][]Trained {
-	return trainSeeds(shared, variants, seeds, true)
+	return trainSeeds(shared, variants, func(Variant) int { return seeds }, true)
 }
 
 // Runs is TrainSeeds without the lines: for the cells after the one that
 // trained, which read the same runs back from the run cache.
 func Runs(shared string, variants []Variant, seeds int) map[string][]Trained {
-	return trainSeeds(shared, variants, seeds, false)
+	return trainSeeds(shared, variants, func(Variant) int { return seeds }, false)
 }
 
-func trainSeeds(shared string, variants []Variant, seeds int, verbose bool) map[string][]Trained {
+// TrainSeeds is nb.TrainSeeds for the models e tuned: one whose sweep's best
+// run did not beat e.Floor trains seed 1 only (the sweep's run).
+func (e *Experiment) TrainSeeds(shared string, variants []Variant, seeds int) map[string][]Trained {
+	return trainSeeds(shared, variants, e.seedsOf(seeds), true)
+}
+
+// SeedRuns is nb.Runs for the models e tuned, as e.TrainSeeds trains them.
+func (e *Experiment) SeedRuns(shared string, variants []Variant, seeds int) map[string][]Trained {
+	return trainSeeds(shared, variants, e.seedsOf(seeds), false)
+}
+
+// seedsOf is how many seeds a variant gets: seeds, or 1 when its sweep is
+// undertrained.
+func (e *Experiment) seedsOf(seeds int) func(Variant) int {
+	return func(v Variant) int {
+		for _, s := range e.Sweeps {
+			if s.Model == v.Label && s.Undertrained() {
+				return 1
+			}
+		}
+		return seeds
+	}
+}
+
+func trainSeeds(shared string, variants []Variant, seedsOf func(Variant) int, verbose bool) map[string][]Trained {
 	out := map[string][]Trained{}
 	for _, v := range variants {
-		for seed := 1; seed <= seeds; seed++ {
+		for seed := 1; seed <= seedsOf(v); seed++ {
 			r := trainQuietly(fmt.Sprintf("%s %s seed=%d", shared, v.Options, seed))
 			if verbose {
 				fmt.Printf("%-22s seed %d: %s\n", v.Label, seed, r.summary())
@@ -152,6 +176,9 @@ func Values(runs []Trained, metric func(Trained) float64) []float64 {
 
 // MeanSE formats the mean of a metric over runs with its standard error.
 func MeanSE(runs []Trained, metric func(Trained) float64, unit string) string {
+	if len(runs) == 1 { // a model trained no further than its sweep (Experiment.Floor)
+		return fmt.Sprintf("%.4f%s (seed 1 only)", metric(runs[0]), unit)
+	}
 	mean, se := results.MeanSE(Values(runs, metric))
 	return results.FormatSE(mean, se, unit)
 }
@@ -161,6 +188,13 @@ func MeanSE(runs []Trained, metric func(Trained) float64, unit string) string {
 // those files into EXPERIMENTS.md).
 type Experiment struct {
 	results.File
+	// Floor, when set, is the figure (lower is better, in the unit Tune
+	// minimises: the byte 4-gram's bits per byte, say) that a model's best
+	// sweep run must beat to be worth more seeds. One that does not is
+	// undertrained: the protocol tests none of its comparisons whatever its
+	// other seeds say, so Tune records the floor in its sweep and
+	// e.TrainSeeds trains its seed 1 only, the sweep's run.
+	Floor float64
 }
 
 // NewExperiment starts the record of a notebook.
@@ -170,7 +204,7 @@ func NewExperiment(notebook, title string) *Experiment {
 	if Quick() {
 		mode = "quick"
 	}
-	return &Experiment{results.File{Notebook: notebook, Title: title, Date: time.Now().Format("2006-01-02"), Mode: mode,
+	return &Experiment{File: results.File{Notebook: notebook, Title: title, Date: time.Now().Format("2006-01-02"), Mode: mode,
 		Machine:   fmt.Sprintf("%s, %d cores, %s", host, runtime.NumCPU(), cpuModel()),
 		Backend:   os.Getenv("GOMLX_BACKEND"),
 		Baselines: map[string]float64{}}}
@@ -226,8 +260,9 @@ func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, los
 		if sweep.Chosen == 0 {
 			Must(0, fmt.Errorf("%s diverged at every learning rate of %s", v.Label, list(sweep.LR)))
 		}
+		sweep.Floor = e.Floor
 		e.keepSweep(sweep)
-		fmt.Printf("%-22s learning rate %g (of %s)\n", v.Label, sweep.Chosen, list(sweep.LR))
+		fmt.Printf("%-22s learning rate %g (of %s)%s\n", v.Label, sweep.Chosen, list(sweep.LR), sweep.FloorNote())
 		tuned[i] = Variant{Label: v.Label, Options: fmt.Sprintf("%s lr=%g", v.Options, sweep.Chosen)}
 	}
 	return tuned

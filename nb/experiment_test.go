@@ -11,7 +11,7 @@ import (
 // TestSweepTable: a column per rate of the grid, a row per model with the
 // figure show writes, "diverged" where the rate diverged, then the rate kept.
 func TestSweepTable(t *testing.T) {
-	e := &Experiment{results.File{Sweeps: []results.Sweep{
+	e := &Experiment{File: results.File{Sweeps: []results.Sweep{
 		{Model: "dense", LR: []float64{1e-3, 2e-3, 4e-3}, Valid: []float64{0.25, 0.125, 0}, Diverged: []bool{false, false, true}, Chosen: 2e-3},
 		{Model: "ECP", LR: []float64{1e-3, 2e-3, 4e-3}, Valid: []float64{0.5, 0.375, 0.0625}, Chosen: 4e-3}, // no Diverged: a sweep saved before it existed
 	}}}
@@ -31,5 +31,22 @@ func TestSweepTable(t *testing.T) {
 	}
 	if empty := (&Experiment{}).SweepTable("none", accuracy); !slices.Equal(empty.Header, []string{"model", "chosen"}) || len(empty.Rows) != 0 {
 		t.Errorf("no sweeps: header %q, rows %q", empty.Header, empty.Rows)
+	}
+}
+
+// TestUndertrainedModelsGetSeedOneOnly: a model whose best sweep run did not
+// beat the floor gets the sweep's seed only; the others every seed.
+func TestUndertrainedModelsGetSeedOneOnly(t *testing.T) {
+	grid := []float64{2e-3, 4e-3, 8e-3, 1.6e-2}
+	e := &Experiment{File: results.File{Sweeps: []results.Sweep{
+		{Model: "dense", LR: grid, Valid: []float64{2.2, 2.0, 1.9, 2.0}, Chosen: 8e-3, Floor: 2.386},
+		{Model: "PerceiverAR", LR: grid, Valid: []float64{3.48, 3.47, 3.47, 3.52}, Chosen: 4e-3, Floor: 2.386},
+		{Model: "ECP", LR: grid, Valid: []float64{3.0, 2.9, 2.8, 2.7}, Chosen: 1.6e-2}, // no floor
+	}}}
+	seeds := e.seedsOf(5)
+	for label, want := range map[string]int{"dense": 5, "PerceiverAR": 1, "ECP": 5, "not swept": 5} {
+		if got := seeds(Variant{Label: label}); got != want {
+			t.Errorf("%s: %d seeds, want %d", label, got, want)
+		}
 	}
 }

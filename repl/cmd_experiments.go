@@ -137,8 +137,12 @@ func experimentsStatus(files []results.File, notebooks string) ExperimentsStatus
 
 // Line is the README's status line.
 func (s ExperimentsStatus) Line() string {
-	return fmt.Sprintf("%d of %d notebook sections of EXPERIMENTS.md are results of the current code (code version %s); the others are marked stale. %s",
-		s.Current, s.Files, s.CodeVersion, s.Claims)
+	sections := fmt.Sprintf("%d of %d notebook sections of EXPERIMENTS.md are results of the current code (code version %s); the others are marked stale.",
+		s.Current, s.Files, s.CodeVersion)
+	if s.Current == s.Files {
+		sections = fmt.Sprintf("All %d notebook sections of EXPERIMENTS.md are results of the current code (code version %s).", s.Files, s.CodeVersion)
+	}
+	return sections + " " + s.Claims
 }
 
 func (s ExperimentsStatus) Text() string {

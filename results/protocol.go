@@ -50,6 +50,27 @@ type Sweep struct {
 	Valid    []float64 `json:"valid"`              // 0 where the rate diverged
 	Diverged []bool    `json:"diverged,omitempty"` // the loss became infinite or NaN at that rate
 	Chosen   float64   `json:"chosen"`
+	// Floor is the figure the sweep's best run had to beat (lower is better)
+	// for the model to get more seeds: the byte 4-gram's bits per byte, say.
+	// A model that does not beat it is undertrained whatever its other seeds
+	// would say, so the notebook trains it no further (nb.Experiment.Floor).
+	// 0: no floor.
+	Floor float64 `json:"floor,omitempty"`
+}
+
+// Best is the figure of the chosen rate's run; false while every rate diverged.
+func (s Sweep) Best() (float64, bool) {
+	i := slices.Index(s.LR, s.Chosen)
+	if i < 0 || i >= len(s.Valid) || s.DivergedAt(i) {
+		return 0, false
+	}
+	return s.Valid[i], true
+}
+
+// Undertrained says whether the sweep set a floor that its best run did not beat.
+func (s Sweep) Undertrained() bool {
+	best, ok := s.Best()
+	return s.Floor > 0 && (!ok || best >= s.Floor)
 }
 
 // DivergedAt says whether the rate at index i diverged (sweeps saved before
@@ -68,7 +89,9 @@ const MaxExtension = 2
 // every rate diverged).
 func (s *Sweep) Add(lr, valid float64, diverged bool) {
 	at, _ := slices.BinarySearch(s.LR, lr)
+	// Clones: a copy of this sweep (one kept in an Experiment, say) must not see the insertion.
 	s.Diverged = append(slices.Clone(s.Diverged), make([]bool, len(s.LR)-len(s.Diverged))...)
+	s.LR, s.Valid = slices.Clone(s.LR), slices.Clone(s.Valid)
 	s.LR, s.Valid, s.Diverged = slices.Insert(s.LR, at, lr), slices.Insert(s.Valid, at, valid), slices.Insert(s.Diverged, at, diverged)
 	best := -1
 	for i := range s.LR {
@@ -229,6 +252,9 @@ func judgeComparison(d Declared, cmp Comparison, f *File) Comparison {
 	a, b := cmp.AValues, cmp.BValues
 	if len(a) < minValues || len(b) < minValues {
 		cmp.Why = fmt.Sprintf("%d and %d values; at least %d per side", len(a), len(b), minValues)
+		if why := undertrained(d, cmp, f); why != "" { // the reason it has so few
+			cmp.Why = why
+		}
 		return cmp
 	}
 	w := WelchTest(a, b)
@@ -271,17 +297,35 @@ func untested(d Declared, cmp Comparison, f *File) string {
 	if !d.Trained {
 		return ""
 	}
+	if why := undertrained(d, cmp, f); why != "" {
+		return why
+	}
 	if len(cmp.AValues) < MinSeeds || len(cmp.BValues) < MinSeeds {
 		return fmt.Sprintf("%d and %d seeds; the protocol needs %d per side", len(cmp.AValues), len(cmp.BValues), MinSeeds)
 	}
 	if why := unequalTuning(f.Sweeps, cmp.A, cmp.B); why != "" {
 		return "unequal tuning: " + why
 	}
-	if base, ok := f.Baselines[d.Baseline]; ok {
-		for _, side := range []struct {
-			model  string
-			values []float64
-		}{{cmp.A, cmp.AValues}, {cmp.B, cmp.BValues}} {
+	return ""
+}
+
+// undertrained names a side of a trained comparison whose sweep's best run
+// did not beat the sweep's floor (so it got no more seeds), or that is no
+// better than the claim's trivial baseline by the mean of its values; "" when
+// neither.
+func undertrained(d Declared, cmp Comparison, f *File) string {
+	if !d.Trained {
+		return ""
+	}
+	for _, side := range []struct {
+		model  string
+		values []float64
+	}{{cmp.A, cmp.AValues}, {cmp.B, cmp.BValues}} {
+		if s, ok := findSweep(f.Sweeps, side.model); ok && s.Undertrained() {
+			best, _ := s.Best()
+			return fmt.Sprintf("%s undertrained: its best sweep run reached %.4g%s, no better than the floor of %.4g%s, so it got no more seeds", side.model, best, d.Unit, s.Floor, d.Unit)
+		}
+		if base, ok := f.Baselines[d.Baseline]; ok && len(side.values) > 0 {
 			if m := mean(side.values); !towards(d.Better, m-base) {
 				return fmt.Sprintf("%s undertrained: %.4g%s, no better than the %s's %.4g", side.model, m, d.Unit, baselineName(d.Baseline), base)
 			}
@@ -290,20 +334,22 @@ func untested(d Declared, cmp Comparison, f *File) string {
 	return ""
 }
 
+// findSweep is model's sweep in sweeps.
+func findSweep(sweeps []Sweep, model string) (Sweep, bool) {
+	i := slices.IndexFunc(sweeps, func(s Sweep) bool { return s.Model == model })
+	if i < 0 {
+		return Sweep{}, false
+	}
+	return sweeps[i], true
+}
+
 // unequalTuning says how two models' learning-rate sweeps differ from the
 // protocol (each its own sweep over the same grid of at least minGrid rates,
 // at the same steps, each extended past the grid's edge as its best rate
 // asked); "" when they do not.
 func unequalTuning(sweeps []Sweep, a, b string) string {
-	find := func(model string) (Sweep, bool) {
-		i := slices.IndexFunc(sweeps, func(s Sweep) bool { return s.Model == model })
-		if i < 0 {
-			return Sweep{}, false
-		}
-		return sweeps[i], true
-	}
-	sa, okA := find(a)
-	sb, okB := find(b)
+	sa, okA := findSweep(sweeps, a)
+	sb, okB := findSweep(sweeps, b)
 	switch {
 	case !okA || !okB:
 		var missing []string

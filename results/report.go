@@ -77,7 +77,7 @@ lies under the declared exponent, *fails* when above it, and is *inconclusive* o
 			fmt.Fprintf(&b, "Trivial baselines: %s.\n", strings.Join(parts, ", "))
 		}
 		for _, s := range f.Sweeps {
-			fmt.Fprintf(&b, "Learning-rate sweep of %s (%d steps): %s; chosen %g%s.\n", s.Model, s.Steps, sweepText(s), s.Chosen, s.edgeNote())
+			fmt.Fprintf(&b, "Learning-rate sweep of %s (%d steps): %s; chosen %g%s%s.\n", s.Model, s.Steps, sweepText(s), s.Chosen, s.edgeNote(), s.FloorNote())
 		}
 		for _, t := range f.Tables {
 			b.WriteString("\n" + t.markdown())
@@ -139,6 +139,16 @@ func values(v []float64) string {
 		parts[i] = fmt.Sprintf("%.4g", x)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// FloorNote says when the sweep's best run did not beat its floor, so the
+// model got no seeds beyond the sweep's; "" otherwise.
+func (s Sweep) FloorNote() string {
+	if !s.Undertrained() {
+		return ""
+	}
+	best, _ := s.Best()
+	return fmt.Sprintf("; its best run (%.4g) did not beat the floor of %.4g, so it got no more seeds", best, s.Floor)
 }
 
 // edgeNote warns when a sweep kept the highest or lowest rate it tried and

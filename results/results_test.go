@@ -78,6 +78,10 @@ func TestProtocolVerdicts(t *testing.T) {
 		{"one grid, extended past its top for one model", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32},
 			func(f *File) { f.Sweeps[1].Add(9e-2, 2.1, false) }, Reproduces, ""},
 		{"undertrained", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.60, 2.61, 2.59, 2.60, 2.62}, nil, NotTested, "PerceiverAR undertrained"},
+		{"seed 1 only, its sweep's best above the floor", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.60},
+			func(f *File) { f.Sweeps[1].Valid[2], f.Sweeps[1].Floor = 2.60, 2.5 }, NotTested, "PerceiverAR undertrained: its best sweep run reached 2.6"},
+		{"a floor the sweep beat", []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32},
+			func(f *File) { f.Sweeps[1].Floor = 2.5 }, Reproduces, ""},
 	}
 	for _, c := range cases {
 		f := protocolFile(claim1(c.ecp, c.perc))
@@ -280,6 +284,16 @@ func TestSweepExtendsPastItsEdge(t *testing.T) {
 	if _, ok := low.Beyond(); ok || low.Chosen != 2e-3 || low.LR[0] != 1e-3 {
 		t.Errorf("worse below the best rate: sweep %+v should be bracketed with 0.002 chosen", low)
 	}
+
+	var three Sweep // three rates: room left in their arrays for a fourth
+	for _, lr := range []float64{2e-3, 4e-3, 8e-3} {
+		three.Add(lr, lr, false)
+	}
+	kept := three // a copy, as an Experiment keeps its sweeps
+	three.Add(1e-3, 1e-3, false)
+	if !slices.Equal(kept.LR, []float64{2e-3, 4e-3, 8e-3}) || !slices.Equal(kept.Valid, []float64{2e-3, 4e-3, 8e-3}) {
+		t.Errorf("adding to a sweep changed its copy: %+v", kept)
+	}
 }
 
 // TestStaleness: a file of the current code and cells is current; one of
@@ -383,5 +397,22 @@ func TestMixedClaimNamesEachModelsVerdict(t *testing.T) {
 	want = "opposite against Transformer; not tested against PerceiverAR (PerceiverAR undertrained)"
 	if text := summaryText(files, nil); !strings.Contains(text, want) {
 		t.Errorf("plain words %q lack %q", text, want)
+	}
+}
+
+// TestSweepFloorIsNamed: a sweep whose best run did not beat its floor says
+// so; one that beat it, or has no floor, says nothing.
+func TestSweepFloorIsNamed(t *testing.T) {
+	s := Sweep{Model: "PerceiverAR", LR: []float64{2e-3, 4e-3}, Valid: []float64{3.48, 3.47}, Chosen: 4e-3, Floor: 2.541}
+	if note := s.FloorNote(); !strings.Contains(note, "3.47") || !strings.Contains(note, "2.541") || !s.Undertrained() {
+		t.Errorf("best 3.47 above the floor 2.541: note %q, undertrained %v", note, s.Undertrained())
+	}
+	s.Floor = 4
+	if note := s.FloorNote(); note != "" || s.Undertrained() {
+		t.Errorf("floor beaten: note %q", note)
+	}
+	s.Floor = 0
+	if note := s.FloorNote(); note != "" || s.Undertrained() {
+		t.Errorf("no floor: note %q", note)
 	}
 }
