@@ -50,7 +50,11 @@ lies under the declared exponent, *fails* when above it, and is *inconclusive* o
 			continue
 		}
 		verdict := "**" + claim.Verdict + "**"
-		if claim.Why != "" {
+		switch {
+		case claimOutcome(claim) == OutcomePartly:
+			// A claim not tested as a whole for want of one part keeps its decided parts in sight.
+			verdict = "**" + Mixed + "** — " + verdictsByModel(claim.Comparisons)
+		case claim.Why != "":
 			verdict += " — " + claim.Why
 		}
 		if _, old := stale[notebook]; old {

@@ -398,6 +398,9 @@ func TestMixedClaimNamesEachModelsVerdict(t *testing.T) {
 	if text := summaryText(files, nil); !strings.Contains(text, want) {
 		t.Errorf("plain words %q lack %q", text, want)
 	}
+	if row := "| **mixed** — " + want + " |"; !strings.Contains(Report(files, nil), row) {
+		t.Errorf("the verdicts table lacks %q", row)
+	}
 }
 
 // TestSweepFloorIsNamed: a sweep whose best run did not beat its floor says
