@@ -42,6 +42,7 @@ EXPECTED = {
     "06-efficiency": {"png", "table"},
     "07-receptive-field": {"png", "table"},
     "08-vision-language-retrieval": {"png", "table"},
+    "09-pi-attention-gate-and-period": {"png", "table"},
 }
 
 EXERCISES = NOTEBOOKS / "exercises"
