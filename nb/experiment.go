@@ -262,10 +262,23 @@ func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, los
 		}
 		sweep.Floor = e.Floor
 		e.keepSweep(sweep)
-		fmt.Printf("%-22s learning rate %g (of %s)%s\n", v.Label, sweep.Chosen, list(sweep.LR), sweep.FloorNote())
+		announce(fmt.Sprintf("%-22s learning rate %g (of %s)%s", v.Label, sweep.Chosen, list(sweep.LR), sweep.FloorNote()), shared)
 		tuned[i] = Variant{Label: v.Label, Options: fmt.Sprintf("%s lr=%g", v.Options, sweep.Chosen)}
 	}
 	return tuned
+}
+
+// announced holds the sweep outcomes this kernel has printed: every cell of a
+// notebook calls Tune again (reading its runs back), and the outcome is news
+// only the first time.
+var announced = map[string]bool{}
+
+// announce prints line once per kernel session for the shared options.
+func announce(line, shared string) {
+	if key := shared + "\x00" + line; !announced[key] {
+		announced[key] = true
+		fmt.Println(line)
+	}
 }
 
 // sweepRun trains variant v's seed 1 at rate lr and adds its loss to sweep.
@@ -403,7 +416,11 @@ func (e *Experiment) judge(d results.Declared, c results.Claim) results.Claim {
 	}
 	c = results.Judge(d, c, &e.File)
 	e.Claims = append(e.Claims, c)
-	text := fmt.Sprintf("**Claim %d** (%s, %s): %s. Paper: %s. Ours: %s → **%s**", c.ID, short(c.Paper), c.Kind, c.Claim, c.PaperSay, c.Ours, c.Verdict)
+	ours := "Ours: " + c.Ours + " "
+	if c.Ours == "" { // an untestable claim measured nothing
+		ours = ""
+	}
+	text := fmt.Sprintf("**Claim %d** (%s, %s): %s. Paper: %s. %s→ **%s**", c.ID, short(c.Paper), c.Kind, c.Claim, c.PaperSay, ours, c.Verdict)
 	if c.Why != "" {
 		text += " (" + c.Why + ")"
 	}
