@@ -262,23 +262,10 @@ func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, los
 		}
 		sweep.Floor = e.Floor
 		e.keepSweep(sweep)
-		announce(fmt.Sprintf("%-22s learning rate %g (of %s)%s", v.Label, sweep.Chosen, list(sweep.LR), sweep.FloorNote()), shared)
+		fmt.Printf("%-22s learning rate %g (of %s)%s\n", v.Label, sweep.Chosen, list(sweep.LR), sweep.FloorNote())
 		tuned[i] = Variant{Label: v.Label, Options: fmt.Sprintf("%s lr=%g", v.Options, sweep.Chosen)}
 	}
 	return tuned
-}
-
-// announced holds the sweep outcomes this kernel has printed: every cell of a
-// notebook calls Tune again (reading its runs back), and the outcome is news
-// only the first time.
-var announced = map[string]bool{}
-
-// announce prints line once per kernel session for the shared options.
-func announce(line, shared string) {
-	if key := shared + "\x00" + line; !announced[key] {
-		announced[key] = true
-		fmt.Println(line)
-	}
 }
 
 // sweepRun trains variant v's seed 1 at rate lr and adds its loss to sweep.

@@ -2,10 +2,7 @@ package nb
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/ecpi-dev/ecpi/results"
@@ -51,25 +48,5 @@ func TestUndertrainedModelsGetSeedOneOnly(t *testing.T) {
 		if got := seeds(Variant{Label: label}); got != want {
 			t.Errorf("%s: %d seeds, want %d", label, got, want)
 		}
-	}
-}
-
-// TestSweepOutcomeIsPrintedOnce: every cell calls Tune again; the chosen rate
-// is printed the first time only, per recipe.
-func TestSweepOutcomeIsPrintedOnce(t *testing.T) {
-	read, write, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = write
-	announce("dense learning rate 0.008", "recipe A")
-	announce("dense learning rate 0.008", "recipe A")
-	announce("dense learning rate 0.008", "recipe B")
-	os.Stdout = stdout
-	write.Close()
-	printed, _ := io.ReadAll(read)
-	if got := strings.Count(string(printed), "learning rate"); got != 2 {
-		t.Errorf("printed %d times, want once per recipe (2):\n%s", got, printed)
 	}
 }
