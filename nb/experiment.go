@@ -403,7 +403,11 @@ func (e *Experiment) judge(d results.Declared, c results.Claim) results.Claim {
 	}
 	c = results.Judge(d, c, &e.File)
 	e.Claims = append(e.Claims, c)
-	text := fmt.Sprintf("**Claim %d** (%s, %s): %s. Paper: %s. Ours: %s → **%s**", c.ID, short(c.Paper), c.Kind, c.Claim, c.PaperSay, c.Ours, c.Verdict)
+	ours := "Ours: " + c.Ours + " "
+	if c.Ours == "" { // an untestable claim measured nothing
+		ours = ""
+	}
+	text := fmt.Sprintf("**Claim %d** (%s, %s): %s. Paper: %s. %s→ **%s**", c.ID, short(c.Paper), c.Kind, c.Claim, c.PaperSay, ours, c.Verdict)
 	if c.Why != "" {
 		text += " (" + c.Why + ")"
 	}

@@ -310,6 +310,21 @@ func TestStaleness(t *testing.T) {
 	if why := Staleness(File{Notebook: "00-tour", CodeVersion: code + ".000000000000"}, "../notebooks"); !strings.Contains(why, "the notebook's cells") {
 		t.Errorf("other cells: %q", why)
 	}
+
+	// Current code, but a sweep that kept its grid's edge and never tried past it: an older protocol's tuning.
+	edge := Sweep{Model: "dense", Steps: 600, LR: []float64{1e-3, 2e-3, 4e-3, 8e-3}, Valid: []float64{0.7, 0.68, 0.65, 0.63}, Chosen: 8e-3}
+	if why := Staleness(File{Notebook: "00-tour", CodeVersion: current, Sweeps: []Sweep{edge}}, "../notebooks"); !strings.Contains(why, "the learning-rate sweep of dense (600 steps) kept an edge") {
+		t.Errorf("an unextended edge: %q", why)
+	}
+	extended, inside := edge, edge
+	extended.Add(1.6e-2, 0.62, false)
+	extended.Add(3.2e-2, 0.61, false) // still the edge, but the extensions are spent
+	inside.Add(1.6e-2, 0.64, false)
+	for _, s := range []Sweep{extended, inside} {
+		if why := Staleness(File{Notebook: "00-tour", CodeVersion: current, Sweeps: []Sweep{s}}, "../notebooks"); why != "" {
+			t.Errorf("a sweep tuned under the extension rule (%v → %v): %q", s.LR, s.Valid, why)
+		}
+	}
 }
 
 // TestScalingClaims: the exponent of cost ∝ n^b is fitted over every run;

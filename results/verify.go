@@ -171,7 +171,7 @@ func Staleness(f File, notebooksDir string) string {
 		return err.Error()
 	}
 	if f.CodeVersion == current {
-		return ""
+		return unextendedEdge(f.Sweeps)
 	}
 	code, cells, _ := strings.Cut(f.CodeVersion, ".")
 	nowCode, nowCells, _ := strings.Cut(current, ".")
@@ -186,4 +186,19 @@ func Staleness(f File, notebooksDir string) string {
 		changed = append(changed, "the notebook's cells")
 	}
 	return fmt.Sprintf("computed by code %s; %s changed since (now %s)", f.CodeVersion, strings.Join(changed, " and "), current)
+}
+
+// unextendedEdge names a sweep that kept the edge of its grid without the
+// rates past it that Experiment.Tune now tries (MaxExtension of them, on a grid
+// of at least minGrid): the results were tuned under an older protocol, and the
+// current code would tune that model further. The code version does not cover
+// the protocol, so the sweeps themselves are read.
+func unextendedEdge(sweeps []Sweep) string {
+	for _, s := range sweeps {
+		if s.edge() != 0 && len(s.LR) < minGrid+MaxExtension {
+			return fmt.Sprintf("tuned before the sweep-extension rule: the learning-rate sweep of %s (%d steps) kept an edge of its %d rates, where the protocol now tries up to %d more past it",
+				s.Model, s.Steps, len(s.LR), MaxExtension)
+		}
+	}
+	return ""
 }
