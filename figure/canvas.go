@@ -10,6 +10,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/gofont/gobold"
@@ -315,4 +316,18 @@ func reversed(poly []point) []point {
 		out[len(poly)-1-i] = p
 	}
 	return out
+}
+
+// textWidth is the nominal width of s in the regular Go font at size pixels,
+// what the layout reserves for it (an SVG viewer's sans-serif runs close to it).
+func textWidth(s string, size float64) float64 {
+	fonts, err := goFonts()
+	if err == nil {
+		var face font.Face
+		if face, err = opentype.NewFace(fonts[0], &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingNone}); err == nil {
+			defer face.Close()
+			return float64(font.MeasureString(face, s)) / 64
+		}
+	}
+	return 0.6 * size * float64(utf8.RuneCountInString(s)) // the fonts are embedded, so this is not expected
 }

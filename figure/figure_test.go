@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"image/color"
 	"image/png"
 	"io"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -302,5 +304,29 @@ func TestShowOutsideANotebookWritesNothing(t *testing.T) {
 	write.Close()
 	if out, _ := io.ReadAll(read); len(out) != 0 {
 		t.Errorf("Show wrote %q outside a notebook", out)
+	}
+}
+
+func TestBoundsTakeTheirSeriesColour(t *testing.T) {
+	got := seriesColours([]Series{{Name: "local"}, {Name: "local (k = 16)"}, {Name: "local (k = 16) bound", Dashed: true},
+		{Name: "ECP"}, {Name: "ECP bound", Dashed: true}, {Name: "paper", Dashed: true}, {Name: "ECP later"}})
+	want := []color.RGBA{palette[0], palette[1], palette[1], palette[2], palette[2], palette[3], palette[4]}
+	if !slices.Equal(got, want) {
+		t.Errorf("colours %v, want %v (a dashed series takes the colour of the longest solid name it extends; others the next colour)", got, want)
+	}
+}
+
+func TestLongLegendNamesWidenThePlot(t *testing.T) {
+	short := Plot{Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{1, 2}}}}
+	if w, h := short.Size(); w != 640 || h != 360 {
+		t.Errorf("a short legend gives %dx%d, want 640x360", w, h)
+	}
+	long := Plot{Series: []Series{{Name: "π, default skips, head phase bound", X: []float64{1, 2}, Y: []float64{1, 2}}}}
+	w, _ := long.Size()
+	if need := legendLine + textWidth(long.Series[0].Name, fontSize) + legendGap; float64(w-640+marginRight) < need || w <= 640 {
+		t.Errorf("width %d leaves the legend %d pixels, the name needs %.0f", w, w-640+marginRight, need)
+	}
+	if svg := long.SVG(); !strings.Contains(svg, fmt.Sprintf(`width="%d"`, w)) {
+		t.Errorf("the SVG is not the %d pixels Size gives", w)
 	}
 }

@@ -160,12 +160,53 @@ func slicesMax(v []float64) float64 {
 	return m
 }
 
-// size is the plot's nominal size in pixels.
+// Size is the plot's nominal size in pixels: Width×Height (640×360 when
+// unset), widened by as much as the longest legend name needs past the
+// default right margin, so that no name is cut and the drawing area keeps its
+// size.
 func (p Plot) Size() (w, h int) {
-	if p.Width == 0 || p.Height == 0 {
-		return 640, 360
+	w, h = p.Width, p.Height
+	if w == 0 || h == 0 {
+		w, h = 640, 360
 	}
-	return p.Width, p.Height
+	return w + int(math.Ceil(p.rightMargin())) - marginRight, h
+}
+
+// legendLine is the legend's sample line and the gap before a name; legendGap the space after the name.
+const legendLine, legendGap = 36, 8
+
+// rightMargin is the width of the legend column: the default, or the longest name's.
+func (p Plot) rightMargin() float64 {
+	widest := 0.0
+	for _, s := range p.Series {
+		widest = max(widest, textWidth(s.Name, fontSize))
+	}
+	return max(marginRight, legendLine+widest+legendGap)
+}
+
+// seriesColours gives each series a colour of the palette in turn, except a
+// dashed reference curve whose name extends an earlier solid series' name
+// ("ECP" and "ECP bound", "dense" and "dense (paper)"): it takes that
+// series' colour, so that a measurement and its reference read as a pair.
+func seriesColours(series []Series) []color.RGBA {
+	colours := make([]color.RGBA, len(series))
+	next := 0
+	for i, s := range series {
+		owner := -1
+		for j, earlier := range series[:i] {
+			extends := strings.HasPrefix(s.Name, earlier.Name+" ")
+			if s.Dashed && !earlier.Dashed && extends && (owner < 0 || len(earlier.Name) > len(series[owner].Name)) {
+				owner = j
+			}
+		}
+		if owner >= 0 {
+			colours[i] = colours[owner]
+			continue
+		}
+		colours[i] = palette[next%len(palette)]
+		next++
+	}
+	return colours
 }
 
 // SVG renders the plot as a self-contained SVG document.
@@ -203,22 +244,23 @@ func (p Plot) draw(c canvas, w, h int) {
 			}
 		}
 	}
-	x := newAxis(xs, p.LogX, marginLeft, float64(w-marginRight))
+	right := float64(w) - p.rightMargin()
+	x := newAxis(xs, p.LogX, marginLeft, right)
 	y := newAxis(ys, p.LogY, float64(h-marginBottom), marginTop)
 	c.rect(0, 0, float64(w), float64(h), white, noColor)
 	c.text(point{marginLeft, 20}, p.Title, textStyle{size: 14, bold: true})
-	p.drawAxes(c, x, y, w, h)
+	p.drawAxes(c, x, y, right, h)
+	colours := seriesColours(p.Series)
 	for i, s := range p.Series {
-		colour := palette[i%len(palette)]
-		p.drawSeries(c, s, colour, x, y)
-		legendX, legendY := float64(w-marginRight), float64(marginTop+18*i)
-		c.polyline([]point{{legendX + 10, legendY}, {legendX + 30, legendY}}, colour, 2, s.Dashed)
-		c.text(point{legendX + 36, legendY}, s.Name, textStyle{size: fontSize, middle: true})
+		p.drawSeries(c, s, colours[i], x, y)
+		legendY := float64(marginTop + 18*i)
+		c.polyline([]point{{right + 10, legendY}, {right + 30, legendY}}, colours[i], 2, s.Dashed)
+		c.text(point{right + legendLine, legendY}, s.Name, textStyle{size: fontSize, middle: true})
 	}
 }
 
-func (p Plot) drawAxes(c canvas, x, y axis, w, h int) {
-	bottom, right := float64(h-marginBottom), float64(w-marginRight)
+func (p Plot) drawAxes(c canvas, x, y axis, right float64, h int) {
+	bottom := float64(h - marginBottom)
 	for _, t := range x.ticks() {
 		px := x.value(t)
 		c.polyline([]point{{px, marginTop}, {px, bottom}}, gridLine, 1, false)
