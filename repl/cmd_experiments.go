@@ -45,8 +45,10 @@ func init() {
 		Summary: "recompute every verdict of the results files from their stored values; fails on any mismatch",
 		Details: "Each claim must be declared (results.Claims) and tested in its declared notebook, compare the\n" +
 			"declared models on the declared metric, and carry exactly the verdict, p-value and interval that its\n" +
-			"values give under the protocol. A file edited by hand fails. Also prints the current code version.",
-		Options: experimentsOptions.Only("results").Declare(),
+			"values give under the protocol. A file edited by hand fails. EXPERIMENTS.md and the README's\n" +
+			"status line must be what `experiments` writes from them now (out=- and readme=- skip those checks).\n" +
+			"Also prints the current code version.",
+		Options: experimentsOptions.Declare(),
 		Run:     runExperimentsVerify,
 	})
 	Register(&Command{
@@ -112,12 +114,45 @@ func writeStatusLine(path, line string) error {
 	} else if err != nil {
 		return err
 	}
+	if updated := withStatusLine(b, line); !bytes.Equal(updated, b) {
+		return os.WriteFile(path, updated, 0o644)
+	}
+	return nil
+}
+
+// withStatusLine is b with line between its status markers (b itself when it has none).
+func withStatusLine(b []byte, line string) []byte {
 	start, end := bytes.Index(b, []byte(statusMarker)), bytes.Index(b, []byte(statusEnd))
 	if start < 0 || end < start {
-		return nil
+		return b
 	}
-	updated := string(b[:start+len(statusMarker)]) + line + string(b[end:])
-	return os.WriteFile(path, []byte(updated), 0o644)
+	return slices.Concat(b[:start+len(statusMarker)], []byte(line), b[end:])
+}
+
+// outOfDate names the files that `experiments` would write differently now: the
+// report out (unless "-") and the README's status line (unless readme is "-"),
+// so that a change to the registry or the results cannot leave them behind.
+func outOfDate(args experimentsArgs, report, line string) ([]string, error) {
+	var behind []string
+	if args.Out != "-" {
+		b, err := os.ReadFile(args.Out)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if string(b) != report {
+			behind = append(behind, args.Out)
+		}
+	}
+	if args.Readme != "-" {
+		b, err := os.ReadFile(args.Readme)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if !bytes.Equal(withStatusLine(b, line), b) {
+			behind = append(behind, args.Readme+"'s status line")
+		}
+	}
+	return behind, nil
 }
 
 // ExperimentsStatus says which notebooks' results are of the current code.
@@ -180,7 +215,7 @@ func (r VerifyReport) Text() string {
 }
 
 func runExperimentsVerify(c *Call) error {
-	args, err := experimentsOptions.Only("results").Read(c)
+	args, err := experimentsOptions.Read(c)
 	if err != nil {
 		return err
 	}
@@ -190,6 +225,19 @@ func runExperimentsVerify(c *Call) error {
 	}
 	if problems := results.Verify(files); len(problems) > 0 {
 		return fmt.Errorf("%d verdicts do not follow from their values:\n%s", len(problems), strings.Join(problems, "\n"))
+	}
+	status := experimentsStatus(files, args.Notebooks)
+	behind, err := outOfDate(args, results.Report(files, status.Stale), status.Line())
+	if err != nil {
+		return err
+	}
+	if len(behind) > 0 {
+		verb := "are"
+		if len(behind) == 1 {
+			verb = "is"
+		}
+		return fmt.Errorf("%s %s not what `ecpi experiments` writes from these results files, the claims' registry and the current code: run `ecpi experiments` and commit what it writes",
+			strings.Join(behind, " and "), verb)
 	}
 	r := VerifyReport{CodeVersion: ecpi.CodeVersion(), Files: len(files)}
 	for _, f := range files {
