@@ -318,16 +318,27 @@ func reversed(poly []point) []point {
 	return out
 }
 
-// textWidth is the nominal width of s in the regular Go font at size pixels,
-// what the layout reserves for it (an SVG viewer's sans-serif runs close to it).
-func textWidth(s string, size float64) float64 {
+// legendFace is the regular Go font at fontSize nominal pixels, made once: the
+// layout measures every legend name with it, for Size and again for drawing.
+// A face is not safe for concurrent use (live plots draw beside others), hence
+// measuring under measuring.
+var measuring sync.Mutex
+var legendFace = sync.OnceValues(func() (font.Face, error) {
 	fonts, err := goFonts()
-	if err == nil {
-		var face font.Face
-		if face, err = opentype.NewFace(fonts[0], &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingNone}); err == nil {
-			defer face.Close()
-			return float64(font.MeasureString(face, s)) / 64
-		}
+	if err != nil {
+		return nil, err
 	}
-	return 0.6 * size * float64(utf8.RuneCountInString(s)) // the fonts are embedded, so this is not expected
+	return opentype.NewFace(fonts[0], &opentype.FaceOptions{Size: fontSize, DPI: 72, Hinting: font.HintingNone})
+})
+
+// textWidth is the nominal width of s at fontSize, what the layout reserves for
+// it (an SVG viewer's sans-serif runs close to it).
+func textWidth(s string) float64 {
+	face, err := legendFace()
+	if err != nil { // the fonts are embedded, so this is not expected: estimate instead
+		return 0.6 * fontSize * float64(utf8.RuneCountInString(s))
+	}
+	measuring.Lock()
+	defer measuring.Unlock()
+	return float64(font.MeasureString(face, s)) / 64
 }

@@ -323,7 +323,7 @@ func TestLongLegendNamesWidenThePlot(t *testing.T) {
 	}
 	long := Plot{Series: []Series{{Name: "π, default skips, head phase bound", X: []float64{1, 2}, Y: []float64{1, 2}}}}
 	w, _ := long.Size()
-	if need := legendLine + textWidth(long.Series[0].Name, fontSize) + legendGap; float64(w-640+marginRight) < need || w <= 640 {
+	if need := legendLine + textWidth(long.Series[0].Name) + legendGap; float64(w-640+marginRight) < need || w <= 640 {
 		t.Errorf("width %d leaves the legend %d pixels, the name needs %.0f", w, w-640+marginRight, need)
 	}
 	if svg := long.SVG(); !strings.Contains(svg, fmt.Sprintf(`width="%d"`, w)) {

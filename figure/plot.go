@@ -179,7 +179,7 @@ const legendLine, legendGap = 36, 8
 func (p Plot) rightMargin() float64 {
 	widest := 0.0
 	for _, s := range p.Series {
-		widest = max(widest, textWidth(s.Name, fontSize))
+		widest = max(widest, textWidth(s.Name))
 	}
 	return max(marginRight, legendLine+widest+legendGap)
 }

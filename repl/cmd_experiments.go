@@ -106,12 +106,19 @@ func runExperiments(c *Call) error {
 // `experiments` rewrites.
 const statusMarker, statusEnd = "<!-- experiments:status -->", "<!-- /experiments:status -->"
 
-// writeStatusLine puts line between the status markers of path, when it has them.
-func writeStatusLine(path, line string) error {
+// readOptional is path's contents, nothing when it does not exist.
+func readOptional(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	} else if err != nil {
+		return nil, nil
+	}
+	return b, err
+}
+
+// writeStatusLine puts line between the status markers of path, when it has them.
+func writeStatusLine(path, line string) error {
+	b, err := readOptional(path)
+	if err != nil {
 		return err
 	}
 	if updated := withStatusLine(b, line); !bytes.Equal(updated, b) {
@@ -135,8 +142,8 @@ func withStatusLine(b []byte, line string) []byte {
 func outOfDate(args experimentsArgs, report, line string) ([]string, error) {
 	var behind []string
 	if args.Out != "-" {
-		b, err := os.ReadFile(args.Out)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		b, err := readOptional(args.Out)
+		if err != nil {
 			return nil, err
 		}
 		if string(b) != report {
@@ -144,8 +151,8 @@ func outOfDate(args experimentsArgs, report, line string) ([]string, error) {
 		}
 	}
 	if args.Readme != "-" {
-		b, err := os.ReadFile(args.Readme)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		b, err := readOptional(args.Readme)
+		if err != nil {
 			return nil, err
 		}
 		if !bytes.Equal(withStatusLine(b, line), b) {
