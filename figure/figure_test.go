@@ -330,3 +330,14 @@ func TestLongLegendNamesWidenThePlot(t *testing.T) {
 		t.Errorf("the SVG is not the %d pixels Size gives", w)
 	}
 }
+
+// TestSeriesMinusKeepsSharedXOnly: the difference is taken where both series
+// have a point; the name and style are the minuend's.
+func TestSeriesMinusKeepsSharedXOnly(t *testing.T) {
+	s := Series{Name: "π", X: []float64{0, 32, 64}, Y: []float64{3, 2.5, 2}, Dashed: true}
+	ref := Series{Name: "dense", X: []float64{32, 64, 96}, Y: []float64{2, 2.25, 1}}
+	d := s.Minus(ref)
+	if d.Name != "π" || !d.Dashed || fmt.Sprint(d.X) != "[32 64]" || fmt.Sprint(d.Y) != "[0.5 -0.25]" {
+		t.Errorf("difference %+v, want π (dashed) at [32 64] = [0.5 -0.25]", d)
+	}
+}

@@ -16,6 +16,22 @@ type Series struct {
 	Dashed bool // reference curves: the papers' numbers, bounds such as k·L
 }
 
+// Minus is s less ref at the x values both have: a difference plot, for
+// curves that share most of their shape and would otherwise cover one another.
+func (s Series) Minus(ref Series) Series {
+	refY := make(map[float64]float64, len(ref.X))
+	for i, x := range ref.X {
+		refY[x] = ref.Y[i]
+	}
+	diff := Series{Name: s.Name, Dashed: s.Dashed}
+	for i, x := range s.X {
+		if y, ok := refY[x]; ok {
+			diff.X, diff.Y = append(diff.X, x), append(diff.Y, s.Y[i]-y)
+		}
+	}
+	return diff
+}
+
 // Plot is a line plot, drawn offline with the standard library and the Go
 // fonts: as PNG, what notebooks show, and as SVG, for saving a figure to a
 // file (os.WriteFile("loss.svg", []byte(p.SVG()), 0o644)): no scripts, no CDN.
