@@ -2,6 +2,7 @@ package nb
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -252,11 +253,12 @@ func cpuModel() string {
 	return runtime.GOARCH
 }
 
-// Record adds every run of runs (by label, seed order) under an experiment
-// name, with one metric.
+// Record adds every run of runs (labels in sorted order, so that a notebook
+// run again writes the same file; seeds in order) under an experiment name,
+// with one metric.
 func (e *Experiment) Record(experiment string, runs map[string][]Trained, metric string, value func(Trained) float64) {
-	for label, list := range runs {
-		for i, r := range list {
+	for _, label := range slices.Sorted(maps.Keys(runs)) {
+		for i, r := range runs[label] {
 			e.Runs = append(e.Runs, results.Run{Experiment: experiment, Model: label, Seed: int64(i + 1), Metric: metric,
 				Value: value(r), Steps: r.Steps, Params: r.Params})
 		}

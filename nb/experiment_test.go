@@ -81,3 +81,18 @@ func TestLossByPositionBinsAndAveragesOverRuns(t *testing.T) {
 		t.Errorf("no runs: %v", empty.X)
 	}
 }
+
+// TestRecordWritesLabelsInSortedOrder: the results file does not depend on
+// map order, so a notebook run again leaves it unchanged.
+func TestRecordWritesLabelsInSortedOrder(t *testing.T) {
+	runs := map[string][]Trained{"π": {{Steps: 1}, {Steps: 2}}, "dense": {{Steps: 3}}, "BigBird": {{Steps: 4}}}
+	e := &Experiment{}
+	e.Record("lm", runs, "valid_bpc", func(r Trained) float64 { return float64(r.Steps) })
+	var got []string
+	for _, r := range e.Runs {
+		got = append(got, fmt.Sprintf("%s/%d=%g", r.Model, r.Seed, r.Value))
+	}
+	if want := []string{"BigBird/1=4", "dense/1=3", "π/1=1", "π/2=2"}; !slices.Equal(got, want) {
+		t.Errorf("recorded %q, want %q", got, want)
+	}
+}
