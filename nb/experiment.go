@@ -184,34 +184,6 @@ func MeanSE(runs []Trained, metric func(Trained) float64, unit string) string {
 	return results.FormatSE(mean, se, unit)
 }
 
-// LossByPosition is the mean over runs of the valid loss (bits per byte) by
-// window position, averaged over bins of bin positions, each drawn at its
-// first position. One position's loss swings by tenths of a bit with the bytes
-// that happen to sit there, the same bytes under every model, while models
-// differ by hundredths: unbinned, their curves cover one another.
-func LossByPosition(label string, runs []Trained, bin int) figure.Series {
-	if bin < 1 {
-		panic(fmt.Sprintf("loss by position: bin %d must be at least 1", bin))
-	}
-	s := figure.Series{Name: label}
-	if len(runs) == 0 || runs[0].Eval == nil {
-		return s
-	}
-	positions := len(runs[0].Eval.ByPosition)
-	for start := 0; start < positions; start += bin {
-		end := min(start+bin, positions)
-		var sum float64
-		for _, r := range runs {
-			for _, loss := range r.Eval.ByPosition[start:end] {
-				sum += loss
-			}
-		}
-		s.X = append(s.X, float64(runs[0].Eval.FirstPosition+start))
-		s.Y = append(s.Y, sum/float64(len(runs)*(end-start))/math.Ln2)
-	}
-	return s
-}
-
 // Experiment records a notebook's runs, tables and claims, and in full mode
 // writes them to notebooks/results/<notebook>.json (ecpi experiments turns
 // those files into EXPERIMENTS.md).

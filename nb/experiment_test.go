@@ -2,7 +2,6 @@ package nb
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 
@@ -49,36 +48,6 @@ func TestUndertrainedModelsGetSeedOneOnly(t *testing.T) {
 		if got := seeds(Variant{Label: label}); got != want {
 			t.Errorf("%s: %d seeds, want %d", label, got, want)
 		}
-	}
-}
-
-// TestLossByPositionBinsAndAveragesOverRuns: each point is the mean over runs
-// and over its bin's positions, in bits, at the bin's first window position; a
-// short last bin averages what it has.
-func TestLossByPositionBinsAndAveragesOverRuns(t *testing.T) {
-	run := func(losses ...float64) Trained {
-		r := Trained{}
-		r.Eval = &struct {
-			Loss          float64            `json:"loss"`
-			Acc           float64            `json:"acc"`
-			ByPosition    []float64          `json:"by_position"`
-			FirstPosition int                `json:"first_position"`
-			Recall        map[string]float64 `json:"recall"`
-		}{ByPosition: losses, FirstPosition: 8}
-		return r
-	}
-	ln2 := math.Ln2
-	s := LossByPosition("ECP", []Trained{run(1*ln2, 3*ln2, 5*ln2, 7*ln2, 9*ln2), run(3*ln2, 5*ln2, 7*ln2, 9*ln2, 11*ln2)}, 2)
-	if s.Name != "ECP" || !slices.Equal(s.X, []float64{8, 10, 12}) {
-		t.Fatalf("series %q at %v, want ECP at [8 10 12]", s.Name, s.X)
-	}
-	for i, want := range []float64{3, 7, 10} {
-		if math.Abs(s.Y[i]-want) > 1e-12 {
-			t.Errorf("bin %d: %v bits, want %v", i, s.Y[i], want)
-		}
-	}
-	if empty := LossByPosition("none", nil, 4); len(empty.X) != 0 {
-		t.Errorf("no runs: %v", empty.X)
 	}
 }
 

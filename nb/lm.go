@@ -1,0 +1,72 @@
+package nb
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ecpi-dev/ecpi/figure"
+)
+
+// LM is the language-model training that notebooks 01, 02, 04, 07 and 09 share at their own sizes: byte tokens, three
+// layers of four heads, a tenth of the steps warm-up to the peak learning rate and then a cosine decay, no dropout, and
+// one evaluation of 64 batches at the end. The peak rate is each model's own, from its sweep over LMLearningRates
+// (Experiment.Tune), so it is not part of the recipe.
+type LM struct {
+	Data                   string // the corpus (ecpi data list)
+	N, Batch, Width, Steps int    // window length, windows a step, model width, training steps
+}
+
+// Recipe is the lm's training options. In quick mode they are a smoke test of the same code: 6 steps at n = 64 on the
+// small opticks corpus, a quarter of the width, on the Go backend (for models this small XLA's compiling is most of a
+// run).
+func (lm LM) Recipe() string {
+	if Quick() {
+		return fmt.Sprintf("data=opticks n=64 dim=%d heads=2 layers=2 batch=4 steps=6 warmup=2 eval_every=0 eval_batches=2 reuse=true backend=go", lm.Width/4)
+	}
+	return fmt.Sprintf("data=%s n=%d dim=%d heads=4 layers=3 batch=%d steps=%d warmup=%d schedule=cosine dropout=0 eval_every=0 eval_batches=64 reuse=true",
+		lm.Data, lm.N, lm.Width, lm.Batch, lm.Steps, lm.Steps/10)
+}
+
+// LMLearningRates are the peak learning rates every language model of the notebooks is swept over (Experiment.Tune,
+// which extends the grid past an edge that wins), log-spaced around 8e-3, the rate that every model trained at before
+// the protocol (an earlier sweep on dense attention put 8e-3 and 1.6e-2 within 0.01 bits per byte of each other).
+func LMLearningRates() []float64 { return []float64{2e-3, 4e-3, 8e-3, 1.6e-2} }
+
+// ByteBaselines are a corpus's byte n-gram bits per byte on its validation split, unigram to 4-gram (counts, from
+// `data baselines`): the scale every language model's bits per byte is read against.
+func ByteBaselines(corpus string) []float64 {
+	var baselines struct {
+		Bits []float64 `json:"bits_per_byte"`
+	}
+	found := Query("data baselines " + corpus)
+	Must(0, found[len(found)-1].Decode(&baselines))
+	return baselines.Bits
+}
+
+// LossByPosition is the mean over runs of the valid loss (bits per byte) by
+// window position, averaged over bins of bin positions, each drawn at its
+// first position. One position's loss swings by tenths of a bit with the bytes
+// that happen to sit there, the same bytes under every model, while models
+// differ by hundredths: unbinned, their curves cover one another.
+func LossByPosition(label string, runs []Trained, bin int) figure.Series {
+	if bin < 1 {
+		panic(fmt.Sprintf("loss by position: bin %d must be at least 1", bin))
+	}
+	s := figure.Series{Name: label}
+	if len(runs) == 0 || runs[0].Eval == nil {
+		return s
+	}
+	positions := len(runs[0].Eval.ByPosition)
+	for start := 0; start < positions; start += bin {
+		end := min(start+bin, positions)
+		var sum float64
+		for _, r := range runs {
+			for _, loss := range r.Eval.ByPosition[start:end] {
+				sum += loss
+			}
+		}
+		s.X = append(s.X, float64(runs[0].Eval.FirstPosition+start))
+		s.Y = append(s.Y, sum/float64(len(runs)*(end-start))/math.Ln2)
+	}
+	return s
+}
