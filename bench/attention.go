@@ -169,7 +169,7 @@ func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (timing, e
 	var times []float64
 	for run := 0; run <= o.Runs; run++ {
 		start := time.Now()
-		outputs, err := exec.Exec(inputs...)
+		outputs, err := exec.Call(inputs...)
 		if err != nil {
 			return timing{}, err
 		}

@@ -26,7 +26,7 @@ type Live struct {
 
 // NewLive starts a live plot with a unique display id.
 func NewLive(title string) *Live {
-	id := gonbui.UniqueID()
+	id := gonbui.UniqueId()
 	return &Live{Title: title, Interval: time.Second, plotID: "ecpi-live-plot-" + id, statusID: "ecpi-live-status-" + id}
 }
 

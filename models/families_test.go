@@ -204,9 +204,9 @@ func TestNoFutureLeaks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				base := tensors.MustCopyFlatData[float32](exec.MustExec(q, k, v)[0])
+				base := tensors.MustCopyFlatData[float32](exec.MustCall(q, k, v)[0])
 				for _, changed := range []int{0, n / 3, n / 2, n - 1} {
-					out := tensors.MustCopyFlatData[float32](exec.MustExec(q, perturbPosition(k, changed), perturbPosition(v, changed))[0])
+					out := tensors.MustCopyFlatData[float32](exec.MustCall(q, perturbPosition(k, changed), perturbPosition(v, changed))[0])
 					for head := range heads {
 						for i := range changed {
 							for d := range headDim {
@@ -310,7 +310,7 @@ func TestSaturatedGateKeepsGradientsFinite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			outputs, err := exec.Exec(q, k, v)
+			outputs, err := exec.Call(q, k, v)
 			if err != nil {
 				t.Fatal(err)
 			}

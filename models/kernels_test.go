@@ -72,7 +72,7 @@ func compareShapes(t *testing.T, batch, heads, queries, keys, headDim int, block
 		if err != nil {
 			t.Fatal(err)
 		}
-		outputs, err := exec.Exec(q, k, v, probe)
+		outputs, err := exec.Call(q, k, v, probe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestSaltedDropoutMasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := exec.Exec()
+	outs, err := exec.Call()
 	if err != nil {
 		t.Fatal(err)
 	}

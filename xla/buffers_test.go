@@ -23,7 +23,7 @@ func TestLargeBuffersAreReusedBetweenExecutions(t *testing.T) {
 	a := tensors.FromShape(shapes.Make(dtypes.Float32, 4096, 64))
 	b := tensors.FromShape(shapes.Make(dtypes.Float32, 4096, 64))
 	run := func() {
-		for _, out := range exec.MustExec(a, b) {
+		for _, out := range exec.MustCall(a, b) {
 			out.MustFinalizeAll()
 		}
 		// XLA frees an execution's buffers on its own threads, just after the results arrive;

@@ -26,8 +26,8 @@ func tinyModel(scope *model.Scope, _ any, inputs []*Node) []*Node {
 			}
 		}
 		s := scope.In("%s", name)
-		weights := s.VariableWithValue("weights", w).ValueGraph(x)
-		bias := s.VariableWithValue("bias", make([]float32, out)).ValueGraph(x)
+		weights := s.VariableWithValue("weights", w).NodeValue(x)
+		bias := s.VariableWithValue("bias", make([]float32, out)).NodeValue(x)
 		return Add(MatMul(x, weights), ExpandAxes(bias, 0))
 	}
 	return []*Node{dense("out", Tanh(dense("hidden", x, 3, 4)), 4, 1)}
