@@ -7,7 +7,8 @@ import (
 	"github.com/ecpi-dev/ecpi/figure"
 )
 
-// LM is the language-model training that notebooks 01, 02, 04, 07 and 09 share at their own sizes: byte tokens, three
+// LM is the language-model training that notebooks 04, 07 and 09 share at their own sizes (01 and 02 still spell out
+// the same options in their own cells, until their next full run moves them here): byte tokens, three
 // layers of four heads, a tenth of the steps warm-up to the peak learning rate and then a cosine decay, no dropout, and
 // one evaluation of 64 batches at the end. The peak rate is each model's own, from its sweep over LMLearningRates
 // (Experiment.Tune), so it is not part of the recipe.

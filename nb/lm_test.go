@@ -1,6 +1,7 @@
 package nb
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"testing"
@@ -25,15 +26,12 @@ func TestLMRecipe(t *testing.T) {
 // and over its bin's positions, in bits, at the bin's first window position; a
 // short last bin averages what it has.
 func TestLossByPositionBinsAndAveragesOverRuns(t *testing.T) {
-	run := func(losses ...float64) Trained {
-		r := Trained{}
-		r.Eval = &struct {
-			Loss          float64            `json:"loss"`
-			Acc           float64            `json:"acc"`
-			ByPosition    []float64          `json:"by_position"`
-			FirstPosition int                `json:"first_position"`
-			Recall        map[string]float64 `json:"recall"`
-		}{ByPosition: losses, FirstPosition: 8}
+	run := func(losses ...float64) Trained { // as `train --json` reports it
+		var r Trained
+		b, _ := json.Marshal(map[string]any{"eval": map[string]any{"by_position": losses, "first_position": 8}})
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
 		return r
 	}
 	ln2 := math.Ln2
