@@ -403,7 +403,7 @@ func (e *Experiment) judge(d results.Declared, c results.Claim) results.Claim {
 	if d.Notebook != e.Notebook {
 		Must(0, fmt.Errorf("claim %d is declared for notebook %s, not %s (results.Claims)", d.ID, d.Notebook, e.Notebook))
 	}
-	c = results.Judge(d, c, &e.File)
+	c = results.Judge(d, c, &e.File, savedResults())
 	e.Claims = append(e.Claims, c)
 	ours := "Ours: " + c.Ours + " "
 	if c.Ours == "" { // an untestable claim measured nothing
@@ -437,10 +437,27 @@ func (e *Experiment) Save() {
 	}
 	notebooks := filepath.Join(repo(), "notebooks")
 	e.CodeVersion = TrainedVersion(notebooks, e.Notebook)
-	Must(0, results.JudgeFile(&e.File)) // with every sweep and baseline recorded by now
+	saved := savedResults()
+	for _, prev := range saved {
+		if results.Pool(prev, &e.File) {
+			fmt.Printf("repeated measurements pooled with %d earlier sittings of this code version on this machine\n", e.Sittings-1)
+		}
+	}
+	Must(0, results.JudgeFile(&e.File, saved)) // with every sweep and baseline recorded by now
 	dir := filepath.Join(notebooks, "results")
 	Must(0, e.Write(dir))
 	fmt.Printf("results saved to %s/%s.json\n", dir, e.Notebook)
+}
+
+// savedResults is every results file in notebooks/results: the other
+// notebooks' results, where a claim's positive control may live, and this
+// one's earlier sitting; none where the folder cannot be read.
+func savedResults() []results.File {
+	files, err := results.Load(filepath.Join(repo(), "notebooks", "results"))
+	if err != nil {
+		return nil
+	}
+	return files
 }
 
 // TrainedVersion is the code version a results file carries: the session

@@ -2,6 +2,7 @@ package repl
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -52,6 +53,16 @@ func init() {
 		Run:     runExperimentsVerify,
 	})
 	Register(&Command{
+		Name:    "experiments judge",
+		Summary: "judge every claim of the results files again under the current registry and protocol",
+		Details: "For a change to results.Claims or to the verdict protocol: each results file keeps its stored values\n" +
+			"(runs, sweeps, baselines, measurements) and gets every verdict, statistic and positive control\n" +
+			"recomputed, as `experiments verify` would recompute them. Its code version stays: the values are\n" +
+			"still that code's. Then run `experiments` to rebuild EXPERIMENTS.md and the README's status line.",
+		Options: experimentsOptions.Only("results").Declare(),
+		Run:     runExperimentsJudge,
+	})
+	Register(&Command{
 		Name:    "experiments status",
 		Summary: "the current code version, and which notebooks' results are of the current code",
 		Options: experimentsOptions.Only("results", "notebooks").Declare(),
@@ -100,6 +111,45 @@ func runExperiments(c *Call) error {
 		claims += len(f.Claims)
 	}
 	return c.Emit(ExperimentsReport{Files: len(files), Claims: claims, Current: status.Current, Out: out})
+}
+
+// JudgedFiles is what `experiments judge` did.
+type JudgedFiles struct {
+	Files   int      `json:"files"`
+	Changed []string `json:"changed"` // notebooks whose verdicts changed
+}
+
+func (j JudgedFiles) Text() string {
+	if len(j.Changed) == 0 {
+		return fmt.Sprintf("judged %d results files again: no verdict changed", j.Files)
+	}
+	return fmt.Sprintf("judged %d results files again; rewrote %s", j.Files, strings.Join(j.Changed, ", "))
+}
+
+func runExperimentsJudge(c *Call) error {
+	args, err := experimentsOptions.Only("results").Read(c)
+	if err != nil {
+		return err
+	}
+	files, err := results.Load(args.Results)
+	if err != nil {
+		return err
+	}
+	judged := JudgedFiles{Files: len(files)}
+	for i := range files {
+		before, _ := json.Marshal(files[i])
+		if err := results.JudgeFile(&files[i], files); err != nil {
+			return fmt.Errorf("%s: %w", files[i].Notebook, err)
+		}
+		if after, _ := json.Marshal(files[i]); bytes.Equal(before, after) {
+			continue
+		}
+		if err := files[i].Write(args.Results); err != nil {
+			return err
+		}
+		judged.Changed = append(judged.Changed, files[i].Notebook)
+	}
+	return c.Emit(judged)
 }
 
 // statusMarker and its closing twin enclose the README's line that

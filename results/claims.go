@@ -18,6 +18,11 @@ const (
 	// KindEquivalence tests a claim of sameness with two one-sided tests
 	// against the declared margin: shown or not shown.
 	KindEquivalence Kind = "equivalence"
+	// KindNonInferiority tests a claim that a model is close to another, or
+	// loses little against it: one-sided, shown when A is not worse than B
+	// by the declared margin (being better passes), worse beyond the margin
+	// when it is shown worse by more, else inconclusive.
+	KindNonInferiority Kind = "non-inferiority"
 	// KindCost compares measured costs (time, memory) like a comparison; the
 	// models are not trained, so no tuning is asked of them.
 	KindCost Kind = "cost"
@@ -30,8 +35,10 @@ const (
 	KindBound Kind = "bound"
 	// KindScaling checks how a measured cost grows with the sequence length:
 	// the exponent b of cost ∝ n^b, fitted by least squares on log-log over
-	// every run, with its 95 % interval against Threshold: holds when the
-	// interval lies below it, fails when above, else inconclusive.
+	// the median of each length's runs (at least minRunsPerLength of them, so
+	// that one outlier cannot decide it), with its 95 % interval against
+	// Threshold: holds when the interval lies below it, fails when above,
+	// else inconclusive.
 	KindScaling Kind = "scaling"
 )
 
@@ -67,8 +74,40 @@ type Declared struct {
 	// inconclusive.
 	MinEffect float64
 	Relative  bool
-	// Margin bounds the difference a claim of sameness allows (KindEquivalence).
+	// Margin bounds the difference a claim of sameness allows
+	// (KindEquivalence), or how much worse A may be (KindNonInferiority).
 	Margin float64
+	// PaperEffect is the paper's own effect in Unit (a fraction of B's mean
+	// when Relative), where the paper gives one; PaperEffectHow says how it
+	// was converted (a perplexity ratio to bits, say). A comparison prints
+	// the smallest difference its seeds could detect beside it, and an
+	// inconclusive one that could not have seen it reads underpowered. 0: the
+	// paper gives no figure, and MinEffect serves.
+	PaperEffect    float64
+	PaperEffectHow string
+	// PaperFigure is the paper's own number for a count (KindCount), which
+	// the summary sets beside ours when they differ by more than a tenth.
+	PaperFigure float64
+	// ByDesign says why the result follows from the pattern's definition or
+	// the task's design rather than from training (a property of the mask, a
+	// baseline whose reach is shorter than the task's distance): such a
+	// claim is never counted as reproduced. Counts (KindCount, not Compiled)
+	// hold by construction without saying so here.
+	ByDesign string
+	// PaperScaleOnly says why this setting cannot decide the claim whatever
+	// it measures (the paper's figure is for a setting this machine lacks):
+	// the verdict is "decidable only at the paper's scale", the measurement
+	// shown beside it.
+	PaperScaleOnly string
+	// Own marks ecpi's own question, which neither paper's summary makes: it
+	// is reported apart from the papers' claims.
+	Own bool
+	// Control is the positive control a claim of π against the local window
+	// needs on language models: dense attention must beat the local window
+	// by MinEffect on the same data and recipe, else the text gives π's skips
+	// nothing to find beyond the window and the claim reads "no signal
+	// beyond the window".
+	Control *Control
 	// Baseline names a trivial baseline of the results file (the byte 4-gram
 	// count model) that every trained model must beat; a model that does not
 	// is undertrained, and its claim is not tested.
@@ -92,6 +131,15 @@ type Declared struct {
 	History []Change
 }
 
+// Control names the runs of a positive control: the model that must win
+// (A: dense attention) and the one it must beat (B: the local window), by
+// experiment and metric in a notebook's results file (the claim's own when
+// Notebook is "").
+type Control struct {
+	Notebook, Experiment, Metric string
+	A, B                         string
+}
+
 // Change is a dated change to a claim's design made after results existed,
 // with the reason; EXPERIMENTS.md prints it under the claim.
 type Change struct {
@@ -112,13 +160,23 @@ var ecpWikiHistory = []Change{{"2026-12-05", "windows of n = 1,024: ECP with h =
 	"at n = 256 ECP scored 50 % of dense attention's pairs, where the paper's point is 12 %"}, {"2026-12-01", "recipe: RoPE in every layer and separate key and value projections (8e0a40c)",
 	"the first full run (417a252) did not reproduce the ordering (c5e5261)"}}
 
+// bytesPerToken is how the paper's perplexity ratios, per WordPiece token,
+// become bits per byte.
+const bytesPerToken = "English WordPiece text takes 4 to 5 bytes a token; the larger divisor gives the smaller effect, the harder one to detect"
+
+// wikiControl is the positive control of the π claims on the WikiText
+// stand-in: notebook 04's dense attention against its local window (notebook
+// 09 runs at 04's setting and shares its runs).
+var wikiControl = &Control{Notebook: "04-pi-attention-language-modeling", Experiment: "lm-wiki", Metric: "valid_bpc", A: "dense", B: "local (RingAttention)"}
+
 // Claims is every claim of both papers that ecpi tests, in the order
 // EXPERIMENTS.md lists them.
 var Claims = []Declared{
 	{ID: 1, Paper: ECPPaper, Statement: "lower perplexity than PerceiverAR on WikiText-103",
-		PaperSays: "ECP 17.82 ppl (172M parameters); PerceiverAR's own paper 18.4 (358M)", Notebook: "01-ecp-language-modeling",
+		PaperSays: "ECP 17.82 ppl (18 layers, 172M parameters); PerceiverAR 18.4 (358M) is from the PerceiverAR paper (arXiv 2202.07765), not our summary", Notebook: "01-ecp-language-modeling",
 		Kind: KindComparison, Metric: "latent_bpc", Unit: " bits/byte", Better: Lower, A: "ECP", B: []string{"PerceiverAR"},
 		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
+		PaperEffect: 0.0092, PaperEffectHow: "log₂(18.4 / 17.82) = 0.046 bits per WordPiece token, 0.0092 bits/byte at 5 bytes a token (" + bytesPerToken + ")",
 		History: ecpWikiHistory},
 	{ID: 2, Paper: ECPPaper, Statement: "better than Double, Compressed Double and s-Split Double Attention",
 		PaperSays: "ECP has the lowest perplexity of the five", Notebook: "01-ecp-language-modeling",
@@ -143,40 +201,48 @@ var Claims = []Declared{
 	{ID: 6, Paper: ECPPaper, Statement: "the history is refined in every layer (receptive field one half-segment per layer)",
 		PaperSays: "one more half-segment per layer", Notebook: "07-receptive-field",
 		Kind: KindBound, Metric: "receptive_field", Unit: " positions", FromLayer: 1,
-		History: []Change{{"2026-12-06", "the trained ECP is notebook 07's own, h = 16 of n = 256 (12.5 % of dense pairs, the paper's ratio)", "notebook 01, whose model it read, moved to n = 1,024; the result before (holds) was at h = 64 of n = 256, where ECP scores every pair"}}},
+		ByDesign: "a property of ECP's mask: each layer's half-segment pairs reach one half-segment further back, so any weights that pass a gradient reach the bound",
+		History:  []Change{{"2026-12-06", "the trained ECP is notebook 07's own, h = 16 of n = 256 (12.5 % of dense pairs, the paper's ratio)", "notebook 01, whose model it read, moved to n = 1,024; the result before (holds) was at h = 64 of n = 256, where ECP scores every pair"}}},
 	{ID: 7, Paper: PiPaper, Statement: "8.3 % lower perplexity than RingAttention on WikiText-103",
-		PaperSays: "18.4 vs 20.1 ppl, 8.3 % lower", Notebook: "04-pi-attention-language-modeling",
+		PaperSays: "8.3 % lower perplexity (reported figures about 18.4 vs 20.1, which is 8.5 % lower)", Notebook: "04-pi-attention-language-modeling",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"local (RingAttention)"},
 		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
-		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
+		PaperEffect: 0.025, PaperEffectHow: "8.3 % lower perplexity is log₂(1 / 0.917) = 0.125 bits per WordPiece token, 0.025 bits/byte at 5 bytes a token (" + bytesPerToken + ")",
+		Control: wikiControl,
+		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 8, Paper: PiPaper, Statement: "+3.9 points on ListOps over RingAttention",
 		PaperSays: "+3.9 points", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "π (k = 16, π = 32)", B: []string{"local (k = 16)"},
-		Trained: true, MinEffect: 1,
+		Trained: true, MinEffect: 1, PaperEffect: 3.9, PaperEffectHow: "+3.9 points of accuracy, the same metric",
 		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 9, Paper: PiPaper, Statement: "+5.6 F1 on retrieval over RingAttention",
 		PaperSays: "+5.6 F1 (LRA retrieval); here: associative recall beyond the window's reach (d = 40, 3 layers)", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "test_acc", Unit: " points", Better: Higher, A: "π (k = 8, π = 16)", B: []string{"local (k = 8)"},
 		Trained: true, MinEffect: 5,
-		Skips: true,
+		ByDesign: "the local window's reach over 3 layers (k·L = 24) is shorter than the recall distance (40), so the local window can only guess; the task shows that π's skips carry what the window cannot reach, not the paper's LRA figure",
+		Skips:    true,
 		History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}, {"2026-12-01", "a third layer for π's skips (f2dce6d)",
 			"with two layers (bae452f) π stayed at chance beyond the window"}}},
 	{ID: 10, Paper: PiPaper, Statement: "+4.1 / +3.8 R@1 on MSCOCO / Flickr30K",
 		PaperSays: "+4.1 / +3.8 points of recall@1 over RingAttention", Notebook: "08-vision-language-retrieval",
 		Kind: KindComparison, Metric: "recall_at_1", Unit: " points", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
-		Trained: true, MinEffect: 2,
+		Trained: true, MinEffect: 2, PaperEffect: 3.8, PaperEffectHow: "+3.8 points of recall@1 (Flickr30K; +4.1 on MSCOCO), the same metric, the smaller of the two",
 		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 11, Paper: PiPaper, Statement: "24.1 % fewer FLOPs than dense",
 		PaperSays: "24.1 % fewer (whole model; length not stated)", Notebook: "06-efficiency",
-		Kind: KindCount, Metric: "flops_saved_percent", Unit: " % fewer FLOPs", Better: Higher, Threshold: 24.1},
+		Kind: KindCount, Metric: "flops_saved_percent", Unit: " % fewer FLOPs", Better: Higher, Threshold: 24.1, PaperFigure: 24.1},
 	{ID: 12, Paper: PiPaper, Statement: "15 % faster training than RingAttention",
-		PaperSays: "15 % faster", Notebook: "06-efficiency",
+		PaperSays: "15 % faster (RingAttention over 8 A100s)", Notebook: "06-efficiency",
 		Kind: KindCost, Metric: "train_tokens_per_s", Unit: " tokens/s", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
-		MinEffect: 0.05, Relative: true},
+		MinEffect: 0.05, Relative: true, PaperEffect: 0.15, PaperEffectHow: "15 % of the local window's tokens per second",
+		PaperScaleOnly: "the paper's speed-ups are for RingAttention over 8 A100 GPUs, where π's skips spare traffic around the ring; on one device π computes the local window's pairs plus its skips, so it cannot be faster there, and one device can only show what the skips cost",
+		History:        []Change{{"2026-12-07", "decidable only at the paper's scale; 10 repeats a sitting (were 3), every repeat of one code version on one machine pooled", "two runs of notebook 06 on the same code read opposite (p = 0.034) and inconclusive (p = 0.065), each with the last sitting's 3 repeats; on one device π cannot be faster"}}},
 	{ID: 13, Paper: PiPaper, Statement: "17 % faster inference than RingAttention",
-		PaperSays: "17 % faster", Notebook: "06-efficiency",
+		PaperSays: "17 % faster (RingAttention over 8 A100s)", Notebook: "06-efficiency",
 		Kind: KindCost, Metric: "generate_tokens_per_s", Unit: " tokens/s", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
-		MinEffect: 0.05, Relative: true},
+		MinEffect: 0.05, Relative: true, PaperEffect: 0.17, PaperEffectHow: "17 % of the local window's tokens per second",
+		PaperScaleOnly: "the paper's speed-ups are for RingAttention over 8 A100 GPUs, where π's skips spare traffic around the ring; on one device π computes the local window's pairs plus its skips, so it cannot be faster there, and one device can only show what the skips cost",
+		History:        []Change{{"2026-12-07", "decidable only at the paper's scale; 10 repeats a sitting (were 3), every repeat of one code version on one machine pooled", "two runs of notebook 06 on the same code read opposite (p = 0.034) and inconclusive (p = 0.065), each with the last sitting's 3 repeats; on one device π cannot be faster"}}},
 	{ID: 14, Paper: PiPaper, Statement: "the same context on half the accelerators as dense attention",
 		PaperSays: "half the GPUs for the same context", Notebook: "06-efficiency",
 		Kind: KindCount, Metric: "half_devices_memory_ratio", Unit: "× dense attention's memory per device", Better: Lower, Threshold: 1, Compiled: true,
@@ -186,6 +252,7 @@ var Claims = []Declared{
 		PaperSays: "R(L) ≤ k·L + π·⌈log₂ L⌉ against k·L for the local window alone (a big-O statement); here: with one skip (i − π, the summary's reading), the reach exceeds the local window's measured reach under the same random weights",
 		Notebook:  "07-receptive-field",
 		Kind:      KindBound, Metric: "receptive_field", Unit: " positions", FromLayer: 1,
+		ByDesign: "a property of π's mask: one skip at i − π reaches past the window in the first layer already",
 		History: []Change{{"2026-12-04", "restated as growth beyond the local window's reach (bound: the local window's measured reach + 1, same weights), measured with one skip; the literal k·L + π·⌈log₂ L⌉ is reported beside it",
 			"read literally the bound fails at L = 1 for any π > k (one skip already reaches k + π), and the first verdict (fails at L = 2) measured ecpi's default of M skips, which reach M·π in one layer"}}},
 	{ID: 16, Paper: PiPaper, Statement: "the skip period π needs no retuning across model sizes",
@@ -198,7 +265,8 @@ var Claims = []Declared{
 		PaperSays: "the full model beats both ablations", Notebook: "09-pi-attention-gate-and-period",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention",
 		B: []string{"π, no gate (α = 1/2)", "π, mix fusion"}, Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
-		Skips: true, History: []Change{{"2026-12-06", "moved from notebook 04 to notebook 09, with the same models, runs and settings", "notebook 04 took 131 min, over the two hours a notebook should take"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
+		Control: wikiControl,
+		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}, {"2026-12-06", "moved from notebook 04 to notebook 09, with the same models, runs and settings", "notebook 04 took 131 min, over the two hours a notebook should take"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	// The ECP paper's argument for refining the history in every layer, made
 	// into a task on which PerceiverAR's read-once history must cost it.
 	{ID: 18, Paper: ECPPaper, Statement: "PerceiverAR reads its history once, ECP refines it in every layer: recall of a fact in the history",
@@ -206,32 +274,36 @@ var Claims = []Declared{
 		Notebook:  "05-long-range-tasks",
 		Kind:      KindComparison, Metric: "test_acc", Unit: " points", Better: Higher, A: "ECP (h = 16), separate k/v", B: []string{"PerceiverAR, separate k/v"},
 		Trained: true, MinEffect: 5,
+		ByDesign: "at n = 32 with h = 16 ECP's pattern is dense causal attention, while PerceiverAR reads its history once by construction: the task shows the difference of the two patterns, not the paper's perplexities",
 		History: []Change{{"2026-12-01", "recall found by content (spread = 6, n = 32) with separate key and value projections (3364cbf)",
 			"on positional recall (bae452f) ECP and PerceiverAR both reached distance 24 and neither 40"}}},
 	{ID: 19, Paper: PiPaper, Statement: "close to dense attention on WikiText-103",
-		PaperSays: "18.4 ppl against dense 18.3", Notebook: "04-pi-attention-language-modeling",
-		Kind: KindEquivalence, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"dense"},
+		PaperSays: "about 18.4 ppl against dense 18.3", Notebook: "04-pi-attention-language-modeling",
+		Kind: KindNonInferiority, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"dense"},
 		Trained: true, Margin: 0.02, Baseline: "fourgram_bpc",
-		Skips: true, History: []Change{{"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
+		PaperEffect: 0.0016, PaperEffectHow: "π's loss: log₂(18.4 / 18.3) = 0.0079 bits per WordPiece token, 0.0016 bits/byte at 5 bytes a token (" + bytesPerToken + "); the margin, 0.02, allows more",
+		Skips: true, History: []Change{{"2026-12-07", "a one-sided non-inferiority test, π not worse than dense by 0.02 bits/byte (was equivalence within ±0.02 by two one-sided tests)", "the paper claims π loses little against dense attention; the equivalence test failed a π 0.075 bits/byte better than dense"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	// Declared on 2026-12-04, before any run, for the comparisons the papers
 	// make or imply that no notebook had tested (issue: every claim re-run).
 	{ID: 20, Paper: PiPaper, Statement: "lower perplexity than Longformer and BigBird",
 		PaperSays: "the paper's sparse baselines; our summary of it gives no figures", Notebook: "04-pi-attention-language-modeling",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"Longformer", "BigBird"},
 		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
-		Skips: true},
+		Control: wikiControl,
+		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}}},
 	{ID: 21, Paper: ECPPaper, Statement: "ECP costs what LongLoRA's S2 costs (groups G = 2h)",
 		PaperSays: "S2 is the baseline of equal cost: n·G scores against ECP's 2h·n", Notebook: "06-efficiency",
 		Kind: KindCount, Metric: "pairs_difference_percent", Unit: " % apart in scored pairs", Better: Lower, Threshold: 1},
 	{ID: 22, Paper: ECPPaper, Statement: "at S2's cost, ECP reaches the lower perplexity",
 		PaperSays: "ecpi's question beside claim 21: the quality each reaches at the same cost", Notebook: "01-ecp-language-modeling",
 		Kind: KindComparison, Metric: "latent_bpc", Unit: " bits/byte", Better: Lower, A: "ECP", B: []string{"S2 (G = 2h)"},
-		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc"},
+		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc", Own: true},
 	{ID: 23, Paper: PiPaper, Statement: "lower perplexity than RingAttention on PG-19",
 		PaperSays: "long-book language modelling among the paper's tasks; our summary of it gives no figure", Notebook: "02-ecp-long-books",
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"local (RingAttention)"},
 		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
-		Skips: true},
+		Control: &Control{Experiment: "lm-books", Metric: "latent_bpc", A: "Transformer", B: "local (RingAttention)"},
+		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "on the books stand-in the local window beat dense attention by 0.018 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}}},
 	{ID: 24, Paper: PiPaper, Statement: "higher accuracy than RingAttention on Pathfinder",
 		PaperSays: "an LRA task of the paper's suite; our summary of it gives no figure", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},
@@ -241,13 +313,14 @@ var Claims = []Declared{
 	{ID: 25, Paper: ECPPaper, Statement: "the early positions of a window, which PerceiverAR never predicts, are learned",
 		PaperSays: "ECP trains every position, its history refined in every layer; here: as well as dense attention on the first half of the window",
 		Notebook:  "07-receptive-field",
-		Kind:      KindEquivalence, Metric: "early_bpc", Unit: " bits/byte", Better: Lower, A: "ECP", B: []string{"Transformer"},
-		Trained: true, Margin: 0.05,
-		History: []Change{{"2026-12-06", "ECP at h = 16 of n = 256 (12.5 % of dense pairs, the paper's ratio) in place of h = 64 (every pair)", "the issue's rule that ECP's language-model claims run at the paper's ratio; the result before (not shown, ECP +0.147 bits/byte on the first half) was at h = 64"}}},
+		Kind:      KindNonInferiority, Metric: "early_bpc", Unit: " bits/byte", Better: Lower, A: "ECP", B: []string{"Transformer"},
+		Trained: true, Margin: 0.05, Own: true,
+		History: []Change{{"2026-12-07", "a one-sided non-inferiority test, ECP not worse than dense attention by 0.05 bits/byte on the first half (was equivalence within ±0.05)", "\"as well as dense attention\" is a claim that ECP loses little, which an ECP better than dense attention must pass"}, {"2026-12-06", "ECP at h = 16 of n = 256 (12.5 % of dense pairs, the paper's ratio) in place of h = 64 (every pair)", "the issue's rule that ECP's language-model claims run at the paper's ratio; the result before (not shown, ECP +0.147 bits/byte on the first half) was at h = 64"}}},
 	// Declared on 2026-12-05, before any run.
 	{ID: 26, Paper: PiPaper, Statement: "O(nk) per layer: π's time grows linearly with the sequence length at a fixed window",
 		PaperSays: "O(nk) against dense attention's O(n²)", Notebook: "06-efficiency",
-		Kind: KindScaling, Metric: "attention_time_ms", Unit: " ms", Better: Lower, A: "π-Attention", Threshold: 1.25},
+		Kind: KindScaling, Metric: "attention_time_ms", Unit: " ms", Better: Lower, A: "π-Attention", Threshold: 1.25,
+		History: []Change{{"2026-12-07", "fitted over the median of the runs at each length (5 a length, at least 3), at n = 512 to 16,384 (was least squares over every run at n = 1,024 to 8,192)", "two outlier timings (148 and 509 ms) among 20 decided the fit over every run (inconclusive, 1.28 [0.98, 1.58]; without them 1.08 [1.02, 1.15])"}}},
 }
 
 // ClaimByID returns the declaration of claim id.

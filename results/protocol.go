@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -23,6 +24,18 @@ const (
 	Fails               = "fails"
 	Untestable          = "untestable here"
 	SkipsUnused         = "skips unused" // π's skips carried under MinSkipMass of its attention: no verdict on π
+	// Underpowered is an inconclusive comparison whose seeds could not have
+	// seen the effect it is judged against (Detectable above it).
+	Underpowered = "underpowered"
+	// NoSignal is a π claim against the local window where dense attention
+	// does not beat the local window (Declared.Control): a finding about the
+	// setting, not about π.
+	NoSignal = "no signal beyond the window"
+	// Inferior is a non-inferiority claim whose A is shown worse than B by
+	// more than the margin.
+	Inferior = "worse beyond the margin"
+	// PaperScaleOnly is a claim this setting cannot decide (Declared.PaperScaleOnly).
+	PaperScaleOnly = "decidable only at the paper's scale"
 )
 
 // Comparison is one side-by-side of a claim: the per-seed (or per-measurement)
@@ -39,6 +52,14 @@ type Comparison struct {
 	CI95    [2]float64 `json:"ci95"`
 	Verdict string     `json:"verdict"`
 	Why     string     `json:"why,omitempty"`
+	// Detectable is the smallest difference these values could detect
+	// (Detectable: two-sided at Significance, with chance Power) and Target
+	// the effect the comparison is judged against: the paper's where it gives
+	// one, else the smallest that counts. SeedsNeeded is how many values per
+	// side would detect Target, when these do not.
+	Detectable  float64 `json:"detectable,omitempty"`
+	Target      float64 `json:"target,omitempty"`
+	SeedsNeeded int     `json:"seeds_needed,omitempty"`
 }
 
 // Sweep is one model's learning-rate search: the validation figure at each
@@ -142,17 +163,18 @@ func (s Sweep) edge() int {
 const minGrid = 4
 
 // Judge computes a claim's verdict from its raw values as its declaration
-// says, in file f (its sweeps and baselines): every derived field of c
-// (each comparison's statistics and verdict, the claim's verdict and why) is
-// set anew. Verify compares a stored claim with its judgement.
-func Judge(d Declared, c Claim, f *File) Claim {
+// says, in file f (its sweeps and baselines), with files the other results a
+// positive control may live in: every derived field of c (each comparison's
+// statistics and verdict, the control, the claim's verdict and why) is set
+// anew. Verify compares a stored claim with its judgement.
+func Judge(d Declared, c Claim, f *File, files []File) Claim {
 	c.Kind, c.Paper, c.Claim, c.PaperSay = d.Kind, d.Paper, d.Statement, d.PaperSays
 	if c.Verdict == Untestable {
 		return c
 	}
-	c.Verdict, c.Why = NotTested, ""
+	c.Verdict, c.Why, c.Control = NotTested, "", nil
 	switch d.Kind {
-	case KindComparison, KindCost, KindEquivalence:
+	case KindComparison, KindCost, KindEquivalence, KindNonInferiority:
 		if len(c.Comparisons) == 0 {
 			c.Why = "no values stored"
 			return c
@@ -162,7 +184,10 @@ func Judge(d Declared, c Claim, f *File) Claim {
 		}
 		c.Verdict, c.Why = overall(d, c.Comparisons)
 		c.Ours = comparisonsText(d, c.Comparisons)
-		if d.Skips {
+		if d.Control != nil {
+			c = judgeControl(d, c, f, files)
+		}
+		if d.Skips && c.Verdict != NoSignal {
 			c.Verdict, c.Why = skipsUsed(c)
 		}
 		if len(c.SkipMass) > 0 {
@@ -184,18 +209,93 @@ func Judge(d Declared, c Claim, f *File) Claim {
 				c.Verdict = Holds
 			}
 		}
+		c.Why = missedFigure(d, *c.Value)
 	case KindBound:
 		c.Verdict, c.Why = judgeBound(d, c.Measured, c.Bound)
 	case KindScaling:
 		c.Verdict, c.Why = judgeScaling(d, c.Lengths, c.Measured)
 	}
+	if d.PaperScaleOnly != "" && c.Verdict != NotTested {
+		c.Verdict, c.Why = PaperScaleOnly, d.PaperScaleOnly
+	}
 	return c
 }
 
-// judgeScaling fits cost ∝ n^b over every run and sets its 95 % interval
-// against the declared exponent: below it holds, above it fails.
+// missedFigure says when a count lies more than a tenth away from the
+// paper's own figure, which a count that holds can still do (it only has to
+// reach the threshold); "" otherwise.
+func missedFigure(d Declared, value float64) string {
+	if d.PaperFigure == 0 || math.Abs(value-d.PaperFigure) <= 0.1*math.Abs(d.PaperFigure) {
+		return ""
+	}
+	return fmt.Sprintf("counted %.3g%s, not the paper's %g", value, d.Unit, d.PaperFigure)
+}
+
+// judgeControl runs the claim's positive control (Declared.Control) and
+// replaces its verdict by NoSignal unless dense attention beats the local
+// window there by the smallest effect that counts.
+func judgeControl(d Declared, c Claim, f *File, files []File) Claim {
+	ctl := d.Control
+	source := f
+	if ctl.Notebook != "" && ctl.Notebook != f.Notebook {
+		source = nil
+		for i := range files {
+			if files[i].Notebook == ctl.Notebook {
+				source = &files[i]
+			}
+		}
+	}
+	if source == nil {
+		c.Verdict, c.Why = NotTested, fmt.Sprintf("no positive control: the results of %s, where dense attention meets the local window, are missing", ctl.Notebook)
+		return c
+	}
+	control := Comparison{A: ctl.A, B: ctl.B, Metric: ctl.Metric, Better: d.Better,
+		AValues: source.Values(ctl.Experiment, ctl.A, ctl.Metric, 0), BValues: source.Values(ctl.Experiment, ctl.B, ctl.Metric, 0)}
+	if len(control.AValues) < minValues || len(control.BValues) < minValues {
+		c.Verdict, c.Why = NotTested, fmt.Sprintf("no positive control: %d runs of %s and %d of %s in %s", len(control.AValues), ctl.A, len(control.BValues), ctl.B, source.Notebook)
+		return c
+	}
+	w := WelchTest(control.AValues, control.BValues)
+	control.Diff, control.P, control.CI95 = w.Diff, w.P, w.CI95
+	control.Verdict = Inconclusive
+	if w.P < Significance && towards(d.Better, w.Diff) && math.Abs(w.Diff) >= d.MinEffect {
+		control.Verdict = Reproduces
+	}
+	c.Control = &control
+	if control.Verdict != Reproduces {
+		c.Verdict, c.Why = NoSignal, fmt.Sprintf("%s does not beat %s by %g%s on this data and recipe (%s − %s = %s, p = %.2g, %s): π's skips have nothing to find beyond the window here, so this is a finding about the setting, not about π",
+			ctl.A, ctl.B, d.MinEffect, d.Unit, ctl.A, ctl.B, signed(w.Diff, d.Unit), w.P, source.Notebook)
+	}
+	return c
+}
+
+// signed writes a difference with its sign and unit.
+func signed(diff float64, unit string) string { return fmt.Sprintf("%+.3g%s", diff, unit) }
+
+// minRunsPerLength is how many timed runs a growth exponent needs at each
+// length: their median is the length's cost, so that one outlier among them
+// cannot move the fit.
+const minRunsPerLength = 3
+
+// judgeScaling fits cost ∝ n^b over the median of each length's runs and
+// sets its 95 % interval against the declared exponent: below it holds,
+// above it fails.
 func judgeScaling(d Declared, lengths, costs []float64) (verdict, why string) {
-	fit, err := FitExponent(lengths, costs)
+	byLength := map[float64][]float64{}
+	for i, n := range lengths {
+		if i < len(costs) {
+			byLength[n] = append(byLength[n], costs[i])
+		}
+	}
+	ns := slices.Sorted(maps.Keys(byLength))
+	medians := make([]float64, len(ns))
+	for i, n := range ns {
+		if len(byLength[n]) < minRunsPerLength {
+			return NotTested, fmt.Sprintf("%d runs at n = %.0f: the fit takes the median of %d at least per length", len(byLength[n]), n, minRunsPerLength)
+		}
+		medians[i] = median(byLength[n])
+	}
+	fit, err := FitExponent(ns, medians)
 	if err != nil {
 		return NotTested, err.Error()
 	}
@@ -206,8 +306,19 @@ func judgeScaling(d Declared, lengths, costs []float64) (verdict, why string) {
 	case fit.CI95[0] > d.Threshold:
 		verdict = Fails
 	}
-	return verdict, fmt.Sprintf("%s ∝ n^%.3f, 95 %% CI [%.3f, %.3f], against n^%g (%d runs at n = %s)",
-		d.Metric, fit.B, fit.CI95[0], fit.CI95[1], d.Threshold, len(costs), distinctLengths(lengths))
+	return verdict, fmt.Sprintf("%s ∝ n^%.3f, 95 %% CI [%.3f, %.3f], against n^%g (the median of %d runs at each n = %s)",
+		d.Metric, fit.B, fit.CI95[0], fit.CI95[1], d.Threshold, len(costs)/len(ns), distinctLengths(ns))
+}
+
+// median is the middle value of values (the mean of the two middle ones for
+// an even count).
+func median(values []float64) float64 {
+	sorted := slices.Sorted(slices.Values(values))
+	mid := len(sorted) / 2
+	if len(sorted)%2 == 0 {
+		return (sorted[mid-1] + sorted[mid]) / 2
+	}
+	return sorted[mid]
 }
 
 // distinctLengths lists the lengths of a scaling claim once each, in order.
@@ -249,6 +360,7 @@ func towards(better string, diff float64) bool {
 
 func judgeComparison(d Declared, cmp Comparison, f *File) Comparison {
 	cmp.Diff, cmp.P, cmp.CI95, cmp.Verdict, cmp.Why = 0, 0, [2]float64{}, NotTested, ""
+	cmp.Detectable, cmp.Target, cmp.SeedsNeeded = 0, 0, 0
 	a, b := cmp.AValues, cmp.BValues
 	if len(a) < minValues || len(b) < minValues {
 		cmp.Why = fmt.Sprintf("%d and %d values; at least %d per side", len(a), len(b), minValues)
@@ -259,17 +371,32 @@ func judgeComparison(d Declared, cmp Comparison, f *File) Comparison {
 	}
 	w := WelchTest(a, b)
 	cmp.Diff, cmp.P, cmp.CI95 = w.Diff, w.P, w.CI95
-	if d.Kind == KindEquivalence {
+	cmp.Detectable, cmp.Target = Detectable(w), target(d, b)
+	switch d.Kind {
+	case KindEquivalence:
 		cmp.P = EquivalenceP(w, d.Margin)
+	case KindNonInferiority:
+		cmp.P = NonInferiorityP(w, d.Margin, d.Better)
 	}
 	if why := untested(d, cmp, f); why != "" {
 		cmp.Why = why
 		return cmp
 	}
-	if d.Kind == KindEquivalence {
+	switch d.Kind {
+	case KindEquivalence:
 		cmp.Verdict = NotShown
 		if cmp.P < Significance {
 			cmp.Verdict = Shown
+		}
+		return cmp
+	case KindNonInferiority:
+		switch {
+		case cmp.P < Significance:
+			cmp.Verdict = Shown
+		case InferiorityP(w, d.Margin, d.Better) < Significance:
+			cmp.Verdict = Inferior
+		default:
+			cmp = underpowered(d, cmp, Inconclusive)
 		}
 		return cmp
 	}
@@ -279,7 +406,7 @@ func judgeComparison(d Declared, cmp Comparison, f *File) Comparison {
 	}
 	switch {
 	case cmp.P >= Significance:
-		cmp.Verdict = Inconclusive
+		cmp = underpowered(d, cmp, Inconclusive)
 	case math.Abs(cmp.Diff) < smallest:
 		cmp.Verdict, cmp.Why = Inconclusive, fmt.Sprintf("significant, but below the smallest effect that counts (%.4g%s)", smallest, d.Unit)
 	case towards(d.Better, cmp.Diff):
@@ -288,6 +415,53 @@ func judgeComparison(d Declared, cmp Comparison, f *File) Comparison {
 		cmp.Verdict = Opposite
 	}
 	return cmp
+}
+
+// target is the effect a comparison is judged against, in the claim's unit:
+// the paper's own where it gives one, else the smallest that counts (each a
+// fraction of B's mean when Relative); a claim of closeness is judged
+// against its margin.
+func target(d Declared, b []float64) float64 {
+	effect := d.MinEffect
+	switch {
+	case d.Kind == KindEquivalence || d.Kind == KindNonInferiority:
+		return d.Margin
+	case d.PaperEffect != 0:
+		effect = d.PaperEffect
+	}
+	if d.Relative {
+		effect *= math.Abs(mean(b))
+	}
+	return effect
+}
+
+// underpowered gives an undecided comparison its verdict: Underpowered, with
+// the seeds per side that would detect its target, when its values could not
+// have seen that effect; else verdict.
+func underpowered(d Declared, cmp Comparison, verdict string) Comparison {
+	cmp.Verdict = verdict
+	if cmp.Detectable <= cmp.Target {
+		return cmp
+	}
+	seeds, reached := SeedsFor(cmp.AValues, cmp.BValues, cmp.Target)
+	cmp.Verdict, cmp.SeedsNeeded = Underpowered, seeds
+	more := fmt.Sprintf("%d values per side would", seeds)
+	if !reached {
+		more = fmt.Sprintf("more than %d values per side would", seeds)
+	}
+	cmp.Why = fmt.Sprintf("these values detect %.3g%s at best, the %s is %.3g%s: %s", cmp.Detectable, d.Unit, targetName(d), cmp.Target, d.Unit, more)
+	return cmp
+}
+
+// targetName names what a comparison's Target is.
+func targetName(d Declared) string {
+	switch {
+	case d.Kind == KindEquivalence || d.Kind == KindNonInferiority:
+		return "margin"
+	case d.PaperEffect != 0:
+		return "paper's effect"
+	}
+	return "smallest effect that counts"
 }
 
 // untested is why a comparison of trained models gets no verdict: too few
@@ -390,28 +564,82 @@ func baselineName(name string) string {
 	return name
 }
 
-// overall is a claim's verdict from its comparisons: theirs when they agree;
-// not tested when any is; mixed when they disagree (an equivalence is shown
-// only when every comparison is).
+// decided says whether a comparison's verdict settles its part of a claim.
+func decided(verdict string) bool {
+	switch verdict {
+	case Reproduces, Opposite, Shown, Inferior:
+		return true
+	}
+	return false
+}
+
+// overall is a claim's verdict from its comparisons. Parts that are decided
+// give the claim its verdict when they agree, and make it mixed when they
+// disagree; a part that is not decided (not tested, inconclusive,
+// underpowered) never makes a claim mixed: the claim names it in its why.
+// Without a decided part the claim is not tested when a part is, and
+// otherwise underpowered when every part is, else inconclusive. A claim of
+// sameness (KindEquivalence) is shown only when every part is.
 func overall(d Declared, comparisons []Comparison) (verdict, why string) {
+	if d.Kind == KindEquivalence {
+		for _, c := range comparisons {
+			if c.Verdict == NotTested {
+				return NotTested, fmt.Sprintf("%s vs %s: %s", c.A, c.B, c.Why)
+			}
+			if c.Verdict != Shown {
+				return NotShown, ""
+			}
+		}
+		return Shown, ""
+	}
+	var settled []string
+	var open []Comparison
+	for _, c := range comparisons {
+		if decided(c.Verdict) {
+			if !slices.Contains(settled, c.Verdict) {
+				settled = append(settled, c.Verdict)
+			}
+		} else {
+			open = append(open, c)
+		}
+	}
+	switch {
+	case len(settled) > 1:
+		return Mixed, ""
+	case len(settled) == 1 && len(open) == 0:
+		if len(comparisons) == 1 {
+			return settled[0], comparisons[0].Why
+		}
+		return settled[0], ""
+	case len(settled) == 1:
+		return settled[0], "in part: " + undecidedParts(open)
+	}
 	for _, c := range comparisons {
 		if c.Verdict == NotTested {
 			return NotTested, fmt.Sprintf("%s vs %s: %s", c.A, c.B, c.Why)
 		}
 	}
-	first := comparisons[0].Verdict
-	for _, c := range comparisons[1:] {
-		if c.Verdict != first {
-			if d.Kind == KindEquivalence {
-				return NotShown, ""
-			}
-			return Mixed, ""
+	if len(comparisons) == 1 {
+		return comparisons[0].Verdict, comparisons[0].Why
+	}
+	for _, c := range comparisons {
+		if c.Verdict != Underpowered {
+			return Inconclusive, ""
 		}
 	}
-	if len(comparisons) == 1 {
-		return first, comparisons[0].Why
+	return Underpowered, ""
+}
+
+// undecidedParts names the parts of a claim that its verdict does not cover.
+func undecidedParts(open []Comparison) string {
+	parts := make([]string, len(open))
+	for i, c := range open {
+		parts[i] = fmt.Sprintf("%s against %s", c.Verdict, c.B)
+		if c.Why != "" {
+			parts[i] += " (" + c.Why + ")"
+		}
 	}
-	return first, ""
+	return strings.Join(parts, "; ")
 }
 
 func judgeBound(d Declared, measured, bound []float64) (verdict, why string) {
@@ -450,11 +678,18 @@ func formatDiff(c Comparison, d Declared) string {
 		digits = max(0, min(4, 2-int(math.Floor(math.Log10(width)))))
 	}
 	test := "p"
-	if d.Kind == KindEquivalence {
+	switch d.Kind {
+	case KindEquivalence:
 		test = fmt.Sprintf("equivalence within ±%g p", d.Margin)
+	case KindNonInferiority:
+		test = fmt.Sprintf("not worse by %g p", d.Margin)
 	}
-	return fmt.Sprintf("%+.*f%s, 95 %% CI [%+.*f, %+.*f], %s = %.2g (n = %d, %d)", digits, c.Diff, d.Unit, digits, c.CI95[0], digits, c.CI95[1],
-		test, c.P, len(c.AValues), len(c.BValues))
+	power := ""
+	if c.Detectable > 0 {
+		power = fmt.Sprintf("; detects %.*f%s, the %s %.*f", digits, c.Detectable, d.Unit, targetName(d), digits, c.Target)
+	}
+	return fmt.Sprintf("%+.*f%s, 95 %% CI [%+.*f, %+.*f], %s = %.2g (n = %d, %d)%s", digits, c.Diff, d.Unit, digits, c.CI95[0], digits, c.CI95[1],
+		test, c.P, len(c.AValues), len(c.BValues), power)
 }
 
 func mean(values []float64) float64 {

@@ -28,40 +28,39 @@ days. Orderings and trends can be compared with the papers, absolute figures can
 *byte*; the papers' perplexities are per WordPiece token.
 
 **The protocol** (docs/experiments.md says more). Every claim is declared in code before it runs (` + "`results.Claims`" + `):
-the metric and which way is better, the models compared, the kind of test and the smallest effect that counts. A
-comparison of trained models needs at least 5 seeds per side, every model's learning rate picked from the same grid of
-at least 4 rates on validation, and every language model better than the byte 4-gram count model; otherwise it is
-*not tested*. It *reproduces* when Welch's t-test finds the difference significant (two-sided p < 0.05) in the paper's
-direction and at least the smallest effect, is *opposite* when as clearly the other way, and *inconclusive* otherwise;
-claims against several models that disagree are *mixed*. A claim of sameness is *shown* only when two one-sided tests
-put the difference inside its declared margin. A π result shows π's attention mass on its skip keys per layer; under
-1 % in every layer it reads *skips unused* (π computed local attention). Counts *hold by construction* or do not (memory that XLA's compiler plans, claim 14, *holds* or does not);
-measured bounds *hold* or *fail*; a growth exponent (cost ∝ n^b, fitted over every run) *holds* when its 95 % interval
-lies under the declared exponent, *fails* when above it, and is *inconclusive* otherwise. A section whose code version differs from the current code is **stale**: its verdicts are those of older code.
+the metric and which way is better, the models compared, the kind of test, the smallest effect that counts and, where
+the paper gives one, the paper's own effect in the same unit. The registry was written on 2026-12-04, after 3-seed
+results of claims 1–19 existed (claims 20–25 were declared that day and 26 on 2026-12-05, each before its first run);
+every change to a claim's design since its first results is a dated entry under the claim. A comparison of trained
+models needs at least 5 seeds per side, every model's learning rate picked from the same grid of at least 4 rates on
+validation, and every language model better than the byte 4-gram count model; otherwise it is *not tested*. It
+*reproduces* when Welch's t-test finds the difference significant (two-sided p < 0.05) in the paper's direction and at
+least the smallest effect, is *opposite* when as clearly the other way, and otherwise *inconclusive* — or
+*underpowered* when its seeds could not have seen the effect it is judged against (the paper's, else the smallest that
+counts): every comparison prints the smallest difference its values detect (two-sided α = 0.05, power 0.8, at the
+observed spreads) and an underpowered one says how many seeds per side would. A claim against several models reads by
+its decided parts and names the others; it is *mixed* only when decided parts disagree. A claim that a model is close
+to another, or loses little, is a one-sided *non-inferiority* test: *shown* when the model is not worse by the declared
+margin (being better passes), *worse beyond the margin* when it is shown worse by more. A claim of sameness is *shown*
+only when two one-sided tests put the difference inside its margin. A π result shows π's attention mass on its skip
+keys per layer; under 1 % in every layer it reads *skips unused*. A π language-model claim against the local window is
+judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive
+control); otherwise it reads *no signal beyond the window*, a finding about the setting, not about π. Counts *hold by
+construction* or do not (memory that XLA's compiler plans, claim 14, *holds* or does not); measured bounds *hold* or
+*fail*; a growth exponent (cost ∝ n^b, fitted over the median of each length's runs) *holds* when its 95 % interval lies
+under the declared exponent, *fails* when above it, and is *inconclusive* otherwise. What a setting cannot show (a
+speed-up of a ring over 8 GPUs, on one device) reads *decidable only at the paper's scale*, with the measurement beside
+it. Results that follow from the pattern's definition or the task's design are listed apart and never counted as
+reproductions, and ecpi's own questions are apart from the papers' claims. A section whose code version differs from
+the current code is **stale**: its verdicts are those of older code.
 
 `)
 	fmt.Fprintf(&b, "**%d of %d notebook sections are results of the current code** (models, training and data at %s).\n\n", len(files)-len(stale), len(files), ecpi.CodeVersion())
 	b.WriteString(summaryText(files, stale))
-	b.WriteString("## Verdicts\n\n| # | paper | claim | test | paper says | ours | verdict | notebook |\n|---|---|---|---|---|---|---|---|\n")
-	for _, d := range Claims {
-		claim, notebook, found := find(files, d.ID)
-		if !found {
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | not measured yet | — | %s (run it in full mode) |\n", d.ID, short(d.Paper), d.Statement, d.Kind, d.PaperSays, d.Notebook)
-			continue
-		}
-		verdict := "**" + claim.Verdict + "**"
-		switch {
-		case claimOutcome(claim) == OutcomePartly:
-			// A claim not tested as a whole for want of one part keeps its decided parts in sight.
-			verdict = "**" + Mixed + "** — " + verdictsByModel(claim.Comparisons)
-		case claim.Why != "":
-			verdict += " — " + claim.Why
-		}
-		if _, old := stale[notebook]; old {
-			verdict += " (stale)"
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", d.ID, short(d.Paper), d.Statement, d.Kind, d.PaperSays, claim.Ours, verdict, notebook)
-	}
+	b.WriteString("## Verdicts: the papers' claims\n\n")
+	verdictTable(&b, files, stale, false)
+	b.WriteString("\n## Verdicts: ecpi's own questions\n\nQuestions that neither paper's summary asks, which ecpi tests beside the papers' claims.\n\n")
+	verdictTable(&b, files, stale, true)
 	b.WriteString("\n## The claims in detail\n")
 	for _, d := range Claims {
 		claim, _, found := find(files, d.ID)
@@ -73,6 +72,9 @@ lies under the declared exponent, *fails* when above it, and is *inconclusive* o
 			fmt.Fprintf(&b, "**Stale**: %s.\n", why)
 		}
 		fmt.Fprintf(&b, "%s mode, %s; %s; backend %s; code version %s.\n", f.Mode, f.Date, f.Machine, f.Backend, cmp.Or(f.CodeVersion, "not recorded"))
+		if f.Sittings > 1 {
+			fmt.Fprintf(&b, "Its repeated measurements pool %d sittings of this code version on this machine (the last on %s).\n", f.Sittings, f.Date)
+		}
 		if len(f.Baselines) > 0 {
 			var parts []string
 			for _, name := range sortedKeys(f.Baselines) {
@@ -93,6 +95,36 @@ lies under the declared exponent, *fails* when above it, and is *inconclusive* o
 	return b.String()
 }
 
+// verdictTable writes the verdict of every declared claim that is (own) or
+// is not ecpi's own question.
+func verdictTable(b *strings.Builder, files []File, stale map[string]string, own bool) {
+	b.WriteString("| # | paper | claim | test | paper says | ours | verdict | notebook |\n|---|---|---|---|---|---|---|---|\n")
+	for _, d := range Claims {
+		if d.Own != own {
+			continue
+		}
+		claim, notebook, found := find(files, d.ID)
+		if !found {
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s | not measured yet | — | %s (run it in full mode) |\n", d.ID, short(d.Paper), d.Statement, d.Kind, d.PaperSays, d.Notebook)
+			continue
+		}
+		verdict := "**" + claim.Verdict + "**"
+		switch {
+		case claim.Verdict == Mixed:
+			verdict += " — " + verdictsByModel(claim.Comparisons, true)
+		case claim.Why != "":
+			verdict += " — " + claim.Why
+		}
+		if d.ByDesign != "" {
+			verdict += " (by design: " + d.ByDesign + ")"
+		}
+		if _, old := stale[notebook]; old {
+			verdict += " (stale)"
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", d.ID, short(d.Paper), d.Statement, d.Kind, d.PaperSays, claim.Ours, verdict, notebook)
+	}
+}
+
 // claimDetail is a claim's declaration, its comparisons value by value, and
 // the dated changes to its design.
 func claimDetail(d Declared, c Claim, found bool) string {
@@ -107,6 +139,18 @@ func claimDetail(d Declared, c Claim, found bool) string {
 			}
 			b.WriteString("\n")
 		}
+		if ctl := c.Control; ctl != nil {
+			fmt.Fprintf(&b, "- Positive control (%s): %s %s vs %s %s: %s → %s\n", d.Control.Notebook, ctl.A, values(ctl.AValues), ctl.B, values(ctl.BValues), formatDiff(*ctl, Declared{Unit: d.Unit}), ctl.Verdict)
+		}
+	}
+	if d.PaperEffect != 0 {
+		fmt.Fprintf(&b, "- The paper's effect: %s.\n", d.PaperEffectHow)
+	}
+	if d.ByDesign != "" {
+		fmt.Fprintf(&b, "- By design, not a reproduction: %s.\n", d.ByDesign)
+	}
+	if d.PaperScaleOnly != "" {
+		fmt.Fprintf(&b, "- What this setting cannot show: %s.\n", d.PaperScaleOnly)
 	}
 	for _, change := range d.History {
 		fmt.Fprintf(&b, "- Changed %s, after results existed: %s. Why: %s.\n", change.Date, change.Change, change.Reason)
@@ -127,8 +171,10 @@ func declaredTest(d Declared) string {
 		return fmt.Sprintf("the measured %s %s the paper's bound at every L from %d", d.Metric, side, max(d.FromLayer, 1))
 	case KindEquivalence:
 		return fmt.Sprintf("%s vs %s on %s, equivalent within ±%g%s", d.A, strings.Join(d.B, ", "), d.Metric, d.Margin, d.Unit)
+	case KindNonInferiority:
+		return fmt.Sprintf("%s vs %s on %s, %s is better: %s not worse by %g%s or more (one-sided)", d.A, strings.Join(d.B, ", "), d.Metric, d.Better, d.A, d.Margin, d.Unit)
 	case KindScaling:
-		return fmt.Sprintf("%s's %s grows as n^b with b under %g: holds when b's 95 %% CI (least squares on log-log, every run) lies below it, fails when above", d.A, d.Metric, d.Threshold)
+		return fmt.Sprintf("%s's %s grows as n^b with b under %g: holds when b's 95 %% CI (least squares on log-log over the median of at least %d runs at each n) lies below it, fails when above", d.A, d.Metric, d.Threshold, minRunsPerLength)
 	}
 	effect := fmt.Sprintf("%g%s", d.MinEffect, d.Unit)
 	if d.Relative {

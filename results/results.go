@@ -38,6 +38,9 @@ type File struct {
 	Baselines   map[string]float64 `json:"baselines"`
 	Tables      []Table            `json:"tables,omitempty"` // what the notebook shows, for EXPERIMENTS.md
 	Notes       []string           `json:"notes,omitempty"`
+	// Sittings is how many runs of the notebook on this code version and
+	// machine the repeated measurements pool (Pool); 0 or 1: one.
+	Sittings int `json:"sittings,omitempty"`
 }
 
 // Run is one measurement of one trained model.
@@ -74,6 +77,9 @@ type Claim struct {
 	// declared with Skips need it, and below MinSkipMass π computed local
 	// attention.
 	SkipMass []float64 `json:"skip_mass,omitempty"`
+	// Control is the positive control Judge ran for a claim declared with
+	// one (Declared.Control): dense attention against the local window.
+	Control *Comparison `json:"control,omitempty"`
 }
 
 // Table is a small table a notebook shows (Markdown in EXPERIMENTS.md).
@@ -130,6 +136,50 @@ func (f *File) Values(experiment, model, metric string, distance int) []float64 
 		out[i] = r.Value
 	}
 	return out
+}
+
+// Pool adds the repeated measurements of prev, an earlier sitting of the same
+// notebook, to next when both ran the same code version on the same machine
+// in full mode: a claim measured by repetition (KindCost, KindScaling) keeps
+// every repeat of that code, not only the last sitting's. It returns whether
+// it pooled; the caller judges next again.
+func Pool(prev File, next *File) bool {
+	if prev.Notebook != next.Notebook || prev.CodeVersion == "" || prev.CodeVersion != next.CodeVersion ||
+		prev.Machine != next.Machine || prev.Mode != "full" || next.Mode != "full" {
+		return false
+	}
+	pooled := false
+	for i := range next.Claims {
+		c := &next.Claims[i]
+		earlier, found := claimIn(prev, c.ID)
+		if !found || (c.Kind != KindCost && c.Kind != KindScaling) {
+			continue
+		}
+		c.Lengths, c.Measured = append(slices.Clone(earlier.Lengths), c.Lengths...), append(slices.Clone(earlier.Measured), c.Measured...)
+		for j := range c.Comparisons {
+			for _, old := range earlier.Comparisons {
+				if old.A == c.Comparisons[j].A && old.B == c.Comparisons[j].B {
+					c.Comparisons[j].AValues = append(slices.Clone(old.AValues), c.Comparisons[j].AValues...)
+					c.Comparisons[j].BValues = append(slices.Clone(old.BValues), c.Comparisons[j].BValues...)
+				}
+			}
+		}
+		pooled = true
+	}
+	if pooled {
+		next.Sittings = max(prev.Sittings, 1) + 1
+	}
+	return pooled
+}
+
+// claimIn is claim id of f.
+func claimIn(f File, id int) (Claim, bool) {
+	for _, c := range f.Claims {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Claim{}, false
 }
 
 // Write saves the file as indented JSON in dir/<notebook>.json.

@@ -3,12 +3,24 @@ package results
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
+// The tests, intervals and power below take Student's t distribution from
+// gonum (stat/distuv), the well-kept library a reviewer can check them
+// against; only the arithmetic of Welch's test and of the power rule is ours.
+
 // Significance is the level of every test: two-sided p < 0.05, 95 %
-// confidence intervals; the equivalence test's two one-sided tests each at
-// 0.05 (its 90 % interval inside the margin).
+// confidence intervals; the equivalence test's two one-sided tests and the
+// non-inferiority test each at 0.05 one-sided.
 const Significance = 0.05
+
+// Power is the chance a comparison's design must have of seeing an effect of
+// the size it is judged against (the paper's, or the smallest that counts)
+// for an inconclusive result to say anything about that effect.
+const Power = 0.8
 
 // Welch is Welch's two-sample t-test of mean(a) - mean(b), which does not
 // assume the two sides have the same variance (two models' seed-to-seed
@@ -37,11 +49,17 @@ func WelchTest(a, b []float64) Welch {
 		w.CI95 = [2]float64{w.Diff, w.Diff}
 		return w
 	}
-	w.DF = (termA + termB) * (termA + termB) / (termA*termA/float64(len(a)-1) + termB*termB/float64(len(b)-1))
+	w.DF = welchDF(termA, termB, len(a), len(b))
 	w.P = 2 * studentTail(math.Abs(w.Diff)/w.SE, w.DF)
 	half := studentQuantile(1-Significance/2, w.DF) * w.SE
 	w.CI95 = [2]float64{w.Diff - half, w.Diff + half}
 	return w
+}
+
+// welchDF is the Welch–Satterthwaite degrees of freedom of two variance
+// terms (variance over count) from samples of countA and countB.
+func welchDF(termA, termB float64, countA, countB int) float64 {
+	return (termA + termB) * (termA + termB) / (termA*termA/float64(countA-1) + termB*termB/float64(countB-1))
 }
 
 // EquivalenceP is the p-value of the two one-sided tests (TOST) that the
@@ -59,101 +77,94 @@ func EquivalenceP(w Welch, margin float64) float64 {
 	return max(lower, upper)
 }
 
-// meanVar is the mean and the sample variance (n - 1 in the denominator).
-func meanVar(values []float64) (mean, variance float64) {
-	for _, v := range values {
-		mean += v
-	}
-	mean /= float64(len(values))
-	if len(values) < 2 {
-		return mean, 0
-	}
-	for _, v := range values {
-		variance += (v - mean) * (v - mean)
-	}
-	return mean, variance / float64(len(values)-1)
+// NonInferiorityP is the one-sided p-value that A is worse than B by the
+// margin or more (better says which way is better): below Significance, A is
+// shown not worse than B by as much as the margin. Being better passes.
+func NonInferiorityP(w Welch, margin float64, better string) float64 {
+	return oneSidedP(worseBy(w.Diff, better)-margin, w)
 }
 
-// studentTail is P(T > t) for Student's t with df degrees of freedom.
-func studentTail(t, df float64) float64 {
-	if math.IsInf(df, 1) {
-		return 0.5 * math.Erfc(t/math.Sqrt2)
-	}
-	tail := 0.5 * regularizedBeta(df/(df+t*t), df/2, 0.5)
-	if t < 0 {
-		return 1 - tail
-	}
-	return tail
+// InferiorityP is the one-sided p-value that A is worse than B by no more
+// than the margin: below Significance, A is shown worse by more than it.
+func InferiorityP(w Welch, margin float64, better string) float64 {
+	return oneSidedP(margin-worseBy(w.Diff, better), w)
 }
 
-// studentQuantile is the t with P(T <= t) = q, found by bisection (the CDF is
-// monotone; 200 halvings are far below float64's resolution).
-func studentQuantile(q, df float64) float64 {
-	low, high := -1e6, 1e6
-	for range 200 {
-		mid := (low + high) / 2
-		if 1-studentTail(mid, df) < q {
-			low = mid
-		} else {
-			high = mid
+// worseBy is how much worse A is than B, whichever way is better.
+func worseBy(diff float64, better string) float64 {
+	if better == Lower {
+		return diff
+	}
+	return -diff
+}
+
+// oneSidedP is P(T <= shift/SE), the p-value of a one-sided test whose null
+// hypothesis lies at shift = 0 and above.
+func oneSidedP(shift float64, w Welch) float64 {
+	if w.SE == 0 {
+		if shift < 0 {
+			return 0
 		}
-	}
-	return (low + high) / 2
-}
-
-// regularizedBeta is I_x(a, b), the regularised incomplete beta function,
-// from its continued fraction (modified Lentz), on the side where it
-// converges fast.
-func regularizedBeta(x, a, b float64) float64 {
-	switch {
-	case x <= 0:
-		return 0
-	case x >= 1:
 		return 1
 	}
-	logFront := lgamma(a+b) - lgamma(a) - lgamma(b) + a*math.Log(x) + b*math.Log1p(-x)
-	if x < (a+1)/(a+b+2) {
-		return math.Exp(logFront) * betaFraction(x, a, b) / a
-	}
-	return 1 - math.Exp(logFront)*betaFraction(1-x, b, a)/b
+	return 1 - studentTail(shift/w.SE, w.DF)
 }
 
-func lgamma(x float64) float64 {
-	v, _ := math.Lgamma(x)
-	return v
+// Detectable is the smallest true difference w's design sees with chance
+// Power in a two-sided test at Significance: (t₁₋α/₂ + t_power) standard
+// errors, at the observed spreads and Welch's degrees of freedom.
+func Detectable(w Welch) float64 {
+	if w.SE == 0 || math.IsInf(w.DF, 1) {
+		return 0
+	}
+	return (studentQuantile(1-Significance/2, w.DF) + studentQuantile(Power, w.DF)) * w.SE
 }
 
-// betaFraction evaluates the continued fraction of I_x(a, b).
-func betaFraction(x, a, b float64) float64 {
-	const tiny, epsilon = 1e-300, 1e-15
-	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
-	h := d
-	for m := 1; m <= 10000; m++ {
-		fm := float64(m)
-		for _, numerator := range []float64{
-			fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)),
-			-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1)),
-		} {
-			d = 1 + numerator*d
-			if math.Abs(d) < tiny {
-				d = tiny
-			}
-			c = 1 + numerator/c
-			if math.Abs(c) < tiny {
-				c = tiny
-			}
-			d = 1 / d
-			h *= d * c
+// maxSeeds bounds SeedsFor's search: past it the answer is "more than".
+const maxSeeds = 10000
+
+// SeedsFor is the number of values per side that would make an effect of that
+// size detectable (Detectable at most effect) at the spreads of a and b;
+// false when even maxSeeds would not.
+func SeedsFor(a, b []float64, effect float64) (int, bool) {
+	_, varA := meanVar(a)
+	_, varB := meanVar(b)
+	for n := 2; n <= maxSeeds; n++ {
+		termA, termB := varA/float64(n), varB/float64(n)
+		w := Welch{SE: math.Sqrt(termA + termB), DF: math.Inf(1)}
+		if w.SE > 0 {
+			w.DF = welchDF(termA, termB, n, n)
 		}
-		if math.Abs(d*c-1) < epsilon {
-			break
+		if Detectable(w) <= effect {
+			return n, true
 		}
 	}
-	return h
+	return maxSeeds, false
+}
+
+// meanVar is the mean and the sample variance (n - 1 in the denominator).
+func meanVar(values []float64) (mean, variance float64) {
+	if len(values) < 2 {
+		return stat.Mean(values, nil), 0
+	}
+	return stat.MeanVariance(values, nil)
+}
+
+// studentTail is P(T > t) for Student's t with df degrees of freedom (the
+// normal distribution at infinite df).
+func studentTail(t, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return distuv.UnitNormal.Survival(t)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(t)
+}
+
+// studentQuantile is the t with P(T <= t) = q.
+func studentQuantile(q, df float64) float64 {
+	if math.IsInf(df, 1) {
+		return distuv.UnitNormal.Quantile(q)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(q)
 }
 
 // Exponent is the growth exponent b of y ∝ x^b, fitted by least squares on
@@ -177,23 +188,18 @@ func FitExponent(x, y []float64) (Exponent, error) {
 		}
 		logX[i], logY[i] = math.Log(x[i]), math.Log(y[i])
 	}
-	meanX, _ := meanVar(logX)
-	meanY, _ := meanVar(logY)
-	var sxx, sxy float64
-	for i := range logX {
-		sxx += (logX[i] - meanX) * (logX[i] - meanX)
-		sxy += (logX[i] - meanX) * (logY[i] - meanY)
-	}
-	if sxx == 0 {
+	_, varX := stat.MeanVariance(logX, nil)
+	if varX == 0 {
 		return Exponent{}, fmt.Errorf("every point at x = %g: an exponent needs two lengths at least", x[0])
 	}
-	b := sxy / sxx
+	intercept, b := stat.LinearRegression(logX, logY, nil, false)
 	var residuals float64
 	for i := range logX {
-		r := logY[i] - meanY - b*(logX[i]-meanX)
+		r := logY[i] - intercept - b*logX[i]
 		residuals += r * r
 	}
 	df := float64(len(x) - 2)
+	sxx := varX * float64(len(x)-1)
 	half := studentQuantile(1-Significance/2, df) * math.Sqrt(residuals/df/sxx)
 	return Exponent{B: b, CI95: [2]float64{b - half, b + half}}, nil
 }

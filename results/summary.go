@@ -5,78 +5,168 @@ import (
 	"strings"
 )
 
-// Outcome is what a claim's verdict says at this scale, in plain words.
+// Outcome is what a claim's verdict shows at this scale, in plain words. The
+// groups are never merged: a result that follows from construction or from
+// the task's design is never counted as a reproduction, and what this scale
+// cannot decide says why.
 type Outcome string
 
 const (
-	OutcomeReproduces Outcome = "reproduce or hold at this scale"
-	OutcomeDoesNot    Outcome = "do not reproduce at this scale"
-	OutcomePartly     Outcome = "mixed: the verdict differs from one compared model to another"
-	OutcomeUndecided  Outcome = "cannot be decided at this scale (inconclusive, not tested, skips unused)"
-	OutcomeNotRun     Outcome = "not yet measured on the current code"
+	// OutcomeFor: a trained comparison or a timing that could have gone
+	// either way went the paper's way.
+	OutcomeFor Outcome = "decided for the papers by trained models or measurements"
+	// OutcomeAgainst: decided against the paper (a mixed claim, whose decided
+	// parts disagree, is not the claim as stated either).
+	OutcomeAgainst Outcome = "decided against them"
+	// OutcomeByDesign: counts, properties of a mask, and tasks whose baseline
+	// cannot succeed by construction (Declared.ByDesign).
+	OutcomeByDesign Outcome = "hold by construction or by the task's design, not reproductions"
+	// OutcomeUndecided: each with its reason (underpowered, a model under its
+	// floor, skips unused, no signal beyond the window, ...).
+	OutcomeUndecided Outcome = "cannot be decided at this scale"
+	// OutcomeOwn: ecpi's own questions (Declared.Own), whatever their verdict.
+	OutcomeOwn    Outcome = "questions of ecpi's own, not the papers'"
+	OutcomeNotRun Outcome = "not yet measured on the current code"
 )
 
 // Outcomes lists them in the order a summary gives them.
-var Outcomes = []Outcome{OutcomeReproduces, OutcomeDoesNot, OutcomePartly, OutcomeUndecided, OutcomeNotRun}
+var Outcomes = []Outcome{OutcomeFor, OutcomeAgainst, OutcomeByDesign, OutcomeUndecided, OutcomeOwn, OutcomeNotRun}
 
-// outcomeOf sorts a verdict: what holds, what fails, what is mixed, and
-// everything without a verdict (inconclusive, not tested, skips unused,
-// untestable) as undecided.
-func outcomeOf(verdict string) Outcome {
-	switch verdict {
-	case Reproduces, Holds, HoldsByConstruction, Shown:
-		return OutcomeReproduces
-	case Opposite, Fails, DoesNotHold, NotShown:
-		return OutcomeDoesNot
-	case Mixed:
-		return OutcomePartly
+// claimOutcome sorts a judged claim.
+func claimOutcome(d Declared, c Claim) Outcome {
+	if d.Own {
+		return OutcomeOwn
+	}
+	switch c.Verdict {
+	case HoldsByConstruction:
+		return OutcomeByDesign
+	case Reproduces, Shown, Holds:
+		if d.ByDesign != "" {
+			return OutcomeByDesign
+		}
+		return OutcomeFor
+	case Opposite, Fails, DoesNotHold, NotShown, Inferior, Mixed:
+		return OutcomeAgainst
 	}
 	return OutcomeUndecided
 }
 
-// claimOutcome sorts a claim by its verdict, except that a claim not tested
-// as a whole for want of one comparison, while another is decided (ECP worse
-// than dense attention, PerceiverAR undertrained), is mixed: its parts are
-// listed, so the decided one is not lost among the undecided claims.
-func claimOutcome(c Claim) Outcome {
-	outcome := outcomeOf(c.Verdict)
-	if outcome != OutcomeUndecided {
-		return outcome
-	}
-	for _, part := range c.Comparisons {
-		if decided := outcomeOf(part.Verdict); decided == OutcomeReproduces || decided == OutcomeDoesNot {
-			return OutcomePartly
-		}
-	}
-	return outcome
+// Summarised is one claim as the summary gives it: its declaration, its
+// outcome and a note in brackets (the reason it is undecided, its parts, a
+// count that misses the paper's figure).
+type Summarised struct {
+	Declared
+	Outcome Outcome
+	Note    string
 }
 
 // Summary sorts every declared claim by outcome; a claim that no results
 // file holds, or only a stale one, is not yet measured on the current code.
-func Summary(files []File, stale map[string]string) map[Outcome][]Declared {
-	out := map[Outcome][]Declared{}
+func Summary(files []File, stale map[string]string) []Summarised {
+	var out []Summarised
 	for _, d := range Claims {
 		claim, notebook, found := find(files, d.ID)
 		_, old := stale[notebook]
-		outcome := OutcomeNotRun
+		s := Summarised{Declared: d, Outcome: OutcomeNotRun}
 		if found && !old {
-			outcome = claimOutcome(claim)
+			s.Outcome, s.Note = claimOutcome(d, claim), note(d, claim)
 		}
-		out[outcome] = append(out[outcome], d)
+		out = append(out, s)
 	}
 	return out
 }
 
-// SummaryLine is the summary in one line: each outcome with its claims' numbers.
+// note is what a claim's number carries in brackets in the summary: why it is
+// undecided, its parts where they differ, its verdict when it is ecpi's own
+// question, or a count away from the paper's figure.
+func note(d Declared, c Claim) string {
+	var parts []string
+	outcome := claimOutcome(d, c)
+	switch {
+	case outcome == OutcomeUndecided:
+		parts = append(parts, undecidedReason(c))
+	case outcome == OutcomeOwn:
+		parts = append(parts, c.Verdict)
+	case d.Kind == KindCount && c.Why != "":
+		parts = append(parts, c.Why)
+	}
+	if outcome != OutcomeUndecided && len(c.Comparisons) > 1 && !allAlike(c.Comparisons) {
+		parts = append(parts, verdictsByModel(c.Comparisons, false))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// undecidedReason is why a claim without a verdict has none, in a few words.
+func undecidedReason(c Claim) string {
+	switch {
+	case c.Verdict == NotTested && strings.Contains(c.Why, "undertrained"):
+		return "a model under its floor"
+	case c.Verdict == Inconclusive && len(c.Comparisons) > 0 && !anyUnderpowered(c.Comparisons):
+		return "inconclusive, though powered for the effect it is judged against"
+	}
+	return c.Verdict
+}
+
+func anyUnderpowered(comparisons []Comparison) bool {
+	for _, c := range comparisons {
+		if c.Verdict == Underpowered {
+			return true
+		}
+	}
+	return false
+}
+
+func allAlike(comparisons []Comparison) bool {
+	for _, c := range comparisons[1:] {
+		if c.Verdict != comparisons[0].Verdict {
+			return false
+		}
+	}
+	return true
+}
+
+// SummaryLine is the summary in one line: each outcome with its claims'
+// numbers, and claims of the same note grouped under it.
 func SummaryLine(files []File, stale map[string]string) string {
 	summary := Summary(files, stale)
 	var parts []string
 	for _, outcome := range Outcomes {
-		if claims := summary[outcome]; len(claims) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %s", outcome, claimNumbers(claims)))
+		var numbers []string
+		for _, group := range byNote(summary, outcome) {
+			ids := make([]string, len(group))
+			for i, s := range group {
+				ids[i] = fmt.Sprint(s.ID)
+			}
+			text := strings.Join(ids, ", ")
+			if group[0].Note != "" {
+				text += " (" + group[0].Note + ")"
+			}
+			numbers = append(numbers, text)
+		}
+		if len(numbers) > 0 {
+			parts = append(parts, fmt.Sprintf("%s%s: %s", strings.ToUpper(string(outcome[:1])), outcome[1:], strings.Join(numbers, "; ")))
 		}
 	}
-	return fmt.Sprintf("Of the %d claims: %s.", len(Claims), strings.Join(parts, "; "))
+	return fmt.Sprintf("Of the %d claims — %s.", len(Claims), strings.Join(parts, ". "))
+}
+
+// byNote is the claims of one outcome in groups of the same note, each group
+// where its first claim falls in the registry's order.
+func byNote(summary []Summarised, outcome Outcome) [][]Summarised {
+	var groups [][]Summarised
+	at := map[string]int{}
+	for _, s := range summary {
+		if s.Outcome != outcome {
+			continue
+		}
+		i, seen := at[s.Note]
+		if !seen {
+			i, at[s.Note] = len(groups), len(groups)
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], s)
+	}
+	return groups
 }
 
 // summaryText is the summary as EXPERIMENTS.md opens it: a paragraph per
@@ -86,31 +176,33 @@ func summaryText(files []File, stale map[string]string) string {
 	var b strings.Builder
 	b.WriteString("## In plain words\n\n")
 	for _, outcome := range Outcomes {
-		claims := summary[outcome]
-		if len(claims) == 0 {
-			continue
-		}
-		statements := make([]string, len(claims))
-		for i, d := range claims {
-			statements[i] = fmt.Sprintf("%d (%s: %s)", d.ID, short(d.Paper), d.Statement)
-			if outcome != OutcomePartly {
+		var statements []string
+		for _, s := range summary {
+			if s.Outcome != outcome {
 				continue
 			}
-			if claim, _, found := find(files, d.ID); found {
-				statements[i] += ": " + verdictsByModel(claim.Comparisons)
+			text := fmt.Sprintf("%d (%s: %s", s.ID, short(s.Paper), s.Statement)
+			if s.Note != "" {
+				text += " — " + s.Note
 			}
+			if s.ByDesign != "" && outcome == OutcomeByDesign {
+				text += " — " + s.ByDesign
+			}
+			statements = append(statements, text+")")
 		}
-		fmt.Fprintf(&b, "- **%s%s** (%d): %s.\n", strings.ToUpper(string(outcome[:1])), outcome[1:], len(claims), strings.Join(statements, "; "))
+		if len(statements) > 0 {
+			fmt.Fprintf(&b, "- **%s%s** (%d): %s.\n", strings.ToUpper(string(outcome[:1])), outcome[1:], len(statements), strings.Join(statements, "; "))
+		}
 	}
 	b.WriteString("\n")
 	return b.String()
 }
 
-// verdictsByModel splits a mixed claim into its parts, so that a clear result
+// verdictsByModel splits a claim into its parts, so that a clear result
 // against one model stays visible beside an unclear one against another:
 // "reproduces against Transformer, local; inconclusive against PerceiverAR"
-// (a part not tested says why).
-func verdictsByModel(comparisons []Comparison) string {
+// (with why, a part that is not tested says why).
+func verdictsByModel(comparisons []Comparison, why bool) string {
 	var verdicts []string
 	models := map[string][]string{}
 	for _, c := range comparisons {
@@ -118,7 +210,7 @@ func verdictsByModel(comparisons []Comparison) string {
 			verdicts = append(verdicts, c.Verdict)
 		}
 		name := c.B
-		if c.Verdict == NotTested && c.Why != "" {
+		if why && c.Verdict == NotTested && c.Why != "" {
 			name += " (" + c.Why + ")"
 		}
 		models[c.Verdict] = append(models[c.Verdict], name)
@@ -128,12 +220,4 @@ func verdictsByModel(comparisons []Comparison) string {
 		parts[i] = fmt.Sprintf("%s against %s", verdict, strings.Join(models[verdict], ", "))
 	}
 	return strings.Join(parts, "; ")
-}
-
-func claimNumbers(claims []Declared) string {
-	numbers := make([]string, len(claims))
-	for i, d := range claims {
-		numbers[i] = fmt.Sprint(d.ID)
-	}
-	return strings.Join(numbers, ", ")
 }

@@ -39,7 +39,7 @@ func Verify(files []File) []string {
 				problems = append(problems, fmt.Sprintf("%s: declared for notebook %s", where, d.Notebook))
 			}
 			problems = append(problems, prefixed(where, declarationMismatches(d, stored))...)
-			judged := Judge(d, cloneClaim(stored), &f)
+			judged := Judge(d, cloneClaim(stored), &f, files)
 			problems = append(problems, prefixed(where, verdictMismatches(stored, judged))...)
 		}
 	}
@@ -79,10 +79,14 @@ func verdictMismatches(stored, judged Claim) []string {
 	for i, s := range stored.Comparisons {
 		j := judged.Comparisons[i]
 		same := func(x, y float64) bool { return x == y || math.Abs(x-y) <= 1e-9*max(1, math.Abs(y)) }
-		if s.Verdict != j.Verdict || s.Why != j.Why || !same(s.Diff, j.Diff) || !same(s.P, j.P) || !same(s.CI95[0], j.CI95[0]) || !same(s.CI95[1], j.CI95[1]) {
-			out = append(out, fmt.Sprintf("vs %s: stored %s (diff %g, p %g, CI %v), recomputed %s (diff %g, p %g, CI %v)",
-				s.B, s.Verdict, s.Diff, s.P, s.CI95, j.Verdict, j.Diff, j.P, j.CI95))
+		if s.Verdict != j.Verdict || s.Why != j.Why || !same(s.Diff, j.Diff) || !same(s.P, j.P) || !same(s.CI95[0], j.CI95[0]) || !same(s.CI95[1], j.CI95[1]) ||
+			!same(s.Detectable, j.Detectable) || !same(s.Target, j.Target) || s.SeedsNeeded != j.SeedsNeeded {
+			out = append(out, fmt.Sprintf("vs %s: stored %s (diff %g, p %g, CI %v, detects %g of %g), recomputed %s (diff %g, p %g, CI %v, detects %g of %g)",
+				s.B, s.Verdict, s.Diff, s.P, s.CI95, s.Detectable, s.Target, j.Verdict, j.Diff, j.P, j.CI95, j.Detectable, j.Target))
 		}
+	}
+	if (stored.Control == nil) != (judged.Control == nil) || stored.Control != nil && (stored.Control.Verdict != judged.Control.Verdict || stored.Control.Diff != judged.Control.Diff) {
+		out = append(out, fmt.Sprintf("positive control stored as %v, recomputed %v", stored.Control, judged.Control))
 	}
 	return out
 }
@@ -93,15 +97,16 @@ func cloneClaim(c Claim) Claim {
 	return c
 }
 
-// JudgeFile judges every claim of f in place (a notebook saves what this
-// gives, so that Verify finds nothing to recompute differently).
-func JudgeFile(f *File) error {
+// JudgeFile judges every claim of f in place, with files the other results a
+// positive control may live in (a notebook saves what this gives, so that
+// Verify finds nothing to recompute differently).
+func JudgeFile(f *File, files []File) error {
 	for i, c := range f.Claims {
 		d, err := ClaimByID(c.ID)
 		if err != nil {
 			return err
 		}
-		f.Claims[i] = Judge(d, c, f)
+		f.Claims[i] = Judge(d, c, f, files)
 	}
 	return nil
 }
