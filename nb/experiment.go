@@ -386,8 +386,9 @@ func (e *Experiment) Bound(id int, measured, bound []float64, ours string) resul
 }
 
 // Scaling records claim id, a cost measured at each run's sequence length
-// (every run, not medians: the fit's interval comes from their spread);
-// ours says what was measured.
+// (every run: the fit takes the median of each length's runs, and a later
+// sitting of the same code pools its runs with these); ours says what was
+// measured.
 func (e *Experiment) Scaling(id int, lengths, costs []float64, ours string) results.Claim {
 	d := Must(results.ClaimByID(id))
 	return e.judge(d, results.Claim{ID: id, Lengths: lengths, Measured: costs, Ours: ours})
