@@ -74,6 +74,8 @@ COPY --from=build /root/.local/share/jupyter/kernels/ecpi /root/.local/share/jup
 WORKDIR ${ECPI_SRC}
 COPY . .
 COPY --from=build /opt/ecpi/src/bin/ecpi bin/ecpi
+# `ecpi` on the PATH (`docker compose exec jupyter ecpi`): docker/ecpi sets scripts/env.sh's environment, runs bin/ecpi.
+COPY docker/ecpi /usr/local/bin/ecpi
 
 # JUPYTER_TOKEN is the login token (compose passes its default, "ecpi"); JUPYTER_IP is where the server
 # listens inside the container (0.0.0.0 so that the published port reaches it).

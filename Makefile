@@ -52,7 +52,7 @@ experiments: kernel
 
 ## bench: attention and training benchmarks (the numbers in the README).
 bench: build
-	$(ENV) bin/ecpi bench attention variants=full,local,s2,ecp,pi n=1024,2048,4096
+	$(ENV) bin/ecpi bench attention models=full,local,s2,ecp,pi n=1024,2048,4096
 	$(ENV) go test -run '^$$' -bench . -benchtime 3x ./bench/
 
 ## bench-peer: ecpi against its PyTorch twins, interleaved, as a Markdown table (bench/peer/README.md).

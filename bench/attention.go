@@ -38,7 +38,8 @@ type AttentionOptions struct {
 
 // AttentionTable is the benchmark's options, as `bench attention` declares them.
 var AttentionTable = option.Table[AttentionOptions]{
-	option.List("variants", "comma-separated model families", models.FamilyNames(), func(o *AttentionOptions) *[]string { return &o.Variants }),
+	option.List("models", "comma-separated model families", models.FamilyNames(), func(o *AttentionOptions) *[]string { return &o.Variants }).
+		Alias("variants"), // its name before compare's models= became every command's
 	option.Ints("n", "comma-separated sequence lengths", func(o *AttentionOptions) *[]int { return &o.Lengths }, option.AtLeast(1)),
 	option.Int("batch", "batch size", func(o *AttentionOptions) *int { return &o.Batch }, option.AtLeast(1)),
 	option.Int("heads", "attention heads", func(o *AttentionOptions) *int { return &o.Heads }, option.AtLeast(1)),

@@ -33,7 +33,8 @@ type DevicesOptions struct {
 
 // DevicesTable is the benchmark's options, as `bench devices` declares them.
 var DevicesTable = option.Table[DevicesOptions]{
-	option.List("variants", "comma-separated model families", models.FamilyNames(), func(o *DevicesOptions) *[]string { return &o.Variants }),
+	option.List("models", "comma-separated model families", models.FamilyNames(), func(o *DevicesOptions) *[]string { return &o.Variants }).
+		Alias("variants"), // as bench attention's
 	option.Ints("n", "comma-separated sequence lengths", func(o *DevicesOptions) *[]int { return &o.Lengths }, option.AtLeast(1)),
 	option.Ints("devices", "comma-separated device counts the sequence is split across (1: not split)", func(o *DevicesOptions) *[]int { return &o.Devices }, option.AtLeast(1)),
 	option.Int("batch", "sequences per step", func(o *DevicesOptions) *int { return &o.Batch }, option.AtLeast(1)),

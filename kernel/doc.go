@@ -1,18 +1,22 @@
-// Package kernel is ecpi's notebook side: the helpers a GoNB cell calls to see
-// models and results, and the installer of the "ecpi (Go)" Jupyter kernel.
+// Package kernel is ecpi's side of the "ecpi (Go)" Jupyter kernel: the
+// session server that notebook cells talk to, and the rewriting of GoNB's
+// kernelspec into ecpi's.
 //
-// Every figure is made here, offline, with the standard library and the Go
-// fonts: attention heatmaps and index-set diagrams as PNG ([HeatmapPNG],
-// [HeadsPNG], [MaskPNG]), loss and scaling curves as PNG ([Plot]),
-// comparison tables ([Table]), model summaries ([Summary]) and a loss plot
-// that redraws while train.Run is running ([Live]). The Show methods send
-// them to the notebook through GoNB's gonbui, each with a representation that
-// an untrusted notebook displays (PNG, plain text; see show.go); outside a
-// notebook they do nothing, so the same code runs in tests.
+// # Session server
 //
-// Training, evaluation and probes are not here: cells call package train, the
-// same functions the REPL and the CLI call.
+// GoNB runs every cell as a process of its own, so nothing a cell builds
+// (models, compiled executables, the session's settings) would outlive it.
+// [Serve] keeps them: it listens on a Unix socket and runs each line a cell
+// posts ([RunRequest]) in one REPL session, streaming the command's events
+// back as JSON lines. `ecpi serve` starts it; package nb, which cells import,
+// starts one per kernel on first use and shows what it streams. The figures
+// themselves are drawn by package figure, and the commands are package repl's,
+// the same ones the REPL and the CLI run.
 //
-// [InstallSpec] turns the kernelspec written by `gonb --install` into the
-// "ecpi" kernel (scripts/setup-kernel.sh runs it through kernel/install).
+// # Kernelspec
+//
+// [RewriteSpec] turns the kernel.json written by `gonb --install` into the
+// "ecpi" kernel described by [SpecSettings]: its display name, the toolchain
+// environment and GoNB's -go_work flag pointing at this repository
+// (scripts/setup-kernel.sh runs it through kernel/install).
 package kernel

@@ -98,6 +98,14 @@ type Info struct {
 	suggest func() []string
 }
 
+// Described is the option's help and its other names, as help listings show it.
+func (i Info) Described() string {
+	if len(i.Aliases) == 0 {
+		return i.Help
+	}
+	return i.Help + " (also: " + strings.Join(i.Aliases, ", ") + ")"
+}
+
 // Info describes the field with the default value def.
 func (f Field[S]) Info(def string) Info {
 	return Info{Name: f.Name, Aliases: f.Aliases, Default: def, Help: f.Help, Kind: f.Kind, Values: f.Values, check: f.Check, suggest: f.suggest}

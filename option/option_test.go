@@ -69,6 +69,12 @@ func TestInfoChecksWithoutAStruct(t *testing.T) {
 	if !infos[5].Matches("title") || infos[5].Matches("names") {
 		t.Errorf("name info matches the wrong names: %+v", infos[5])
 	}
+	if got := infos[5].Described(); got != "name (also: title)" {
+		t.Errorf("name described as %q, want its help and its alias", got)
+	}
+	if got := infos[0].Described(); got != "steps" {
+		t.Errorf("steps described as %q, want its help alone", got)
+	}
 }
 
 type outer struct {

@@ -79,7 +79,7 @@ func HelpText(c *Command) string {
 			width = max(width, len(o.Name)+len(o.Default)+1)
 		}
 		for _, o := range opts {
-			fmt.Fprintf(&b, "  %-*s  %s\n", width, o.Name+"="+o.Default, o.Help)
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, o.Name+"="+o.Default, o.Described())
 		}
 	}
 	return b.String()

@@ -189,11 +189,7 @@ func (d familyDetail) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s — %s (%s)\n\noptions:\n", d.Name, d.Summary, d.Paper)
 	for _, o := range d.Options {
-		help := o.Help
-		if len(o.Aliases) > 0 {
-			help += " (also: " + strings.Join(o.Aliases, ", ") + ")"
-		}
-		fmt.Fprintf(&b, "  %-22s %s\n", o.Name+"="+o.Default, help)
+		fmt.Fprintf(&b, "  %-22s %s\n", o.Name+"="+o.Default, o.Described())
 	}
 	fmt.Fprintf(&b, "\nloss on %s", d.LossPositions)
 	return b.String()

@@ -16,7 +16,7 @@ func init() {
 			"share of test answers predicted whole (what greedy decoding would answer). The distance is\n" +
 			"the number of tokens between the fact and the end of the prompt. Runs go to\n" +
 			"<run>/distance-<d> (default run: $ECPI_HOME/runs/retrieval-<model>-<data>-<time>).\n" +
-			"Notebooks call train.Retrieval, the same function.",
+			"Notebooks run this command through nb.Do and nb.Query.",
 		Options: retrievalOptions(),
 		Run:     runRetrieval,
 	})

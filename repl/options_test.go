@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
 )
 
@@ -56,5 +57,28 @@ func TestOptionsReadTypedThenSessionThenDefault(t *testing.T) {
 	}
 	if opts.Defaults.Steps != 10 || len(opts.Defaults.Words) != 1 {
 		t.Errorf("reading changed the defaults: %+v", opts.Defaults)
+	}
+}
+
+// TestFamilyListsAreCalledModels: a list of model families is models= in
+// every command; bench's older variants= still reads into it, and its help says so.
+func TestFamilyListsAreCalledModels(t *testing.T) {
+	families := strings.Join(models.FamilyNames(), ",")
+	for _, cmd := range Commands() {
+		for _, opt := range cmd.Options {
+			if strings.HasPrefix(opt.Kind, "comma-separated") && strings.Join(opt.Values, ",") == families && opt.Name != "models" {
+				t.Errorf("%s: the list of families is %s=, want models=", cmd.Name, opt.Name)
+			}
+		}
+	}
+	for _, name := range []string{"bench attention", "bench devices"} {
+		inv, err := Parse([]string{"bench", strings.TrimPrefix(name, "bench "), "variants=full,pi"})
+		if err != nil || inv.Options["models"] != "full,pi" {
+			t.Errorf("%s variants=full,pi: %+v, %v; want models=full,pi", name, inv, err)
+		}
+		cmd, _ := Lookup(name)
+		if help := HelpText(cmd); !strings.Contains(help, "(also: variants)") {
+			t.Errorf("%s --help does not name variants= as models='s other name:\n%s", name, help)
+		}
 	}
 }

@@ -5,7 +5,8 @@
 #  2. a Debian bookworm root made with debootstrap, imported as ecpi-base:bookworm (unless that image exists);
 #  3. docker-compose.yml built with BASE_IMAGE=ecpi-base:bookworm and started;
 #  4. the Jupyter server's /api/kernelspecs must list the "ecpi (Go)" kernel, a notebook written through the
-#     server must appear in ./notebooks (the mount), and notebooks/00-tour.ipynb must run through the kernel.
+#     server must appear in ./notebooks (the mount), `compose exec jupyter ecpi models` must run (ecpi on the PATH),
+#     and notebooks/00-tour.ipynb must run through the kernel.
 # Everything it started or created is removed on exit, success or failure; nothing else is touched.
 # Settings: ECPI_COMPOSE ("docker-compose" or "docker compose"), ECPI_DEBIAN_MIRROR, ECPI_DOCKERD_FLAGS,
 # ECPI_HOST_NETWORK=1 (no bridge: host networking for build and run), ECPI_CELL_TIMEOUT (seconds per cell),
@@ -188,6 +189,10 @@ main() {
   log "ecpi kernel found: $kernel"
 
   check_mount
+
+  compose exec -T jupyter ecpi models > "$work/ecpi-models.log" 2>&1 ||
+    { cat "$work/ecpi-models.log"; die "\`compose exec jupyter ecpi models\` failed: the REPL is not on the container's PATH"; }
+  log "compose exec jupyter ecpi models: ecpi is on the container's PATH"
 
   log "running notebooks/$tour through the server with kernel $kernel"
   t=$SECONDS

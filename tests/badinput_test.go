@@ -105,8 +105,8 @@ func (f *badFixture) handWritten() []badCase {
 	cases := [][]string{
 		{"trian"}, {"--nope"}, {"bench"}, {"bench", "atention"}, {"probe"}, {"probe", "nope"}, {"data", "nope"},
 		{"backend"}, {"backend", "nope"}, {"backend", "go", "xla"}, {"backend", "go", "n=3"},
-		{"bench", "attention", "variants="}, {"bench", "attention", "variants=ecp,ecp"}, {"bench", "attention", "n=0"},
-		{"bench", "attention", "runs=0"}, {"bench", "attention", "head_dim=1"}, {"bench", "attention", "variants=full", "n=1048576"},
+		{"bench", "attention", "models="}, {"bench", "attention", "models=ecp,ecp"}, {"bench", "attention", "n=0"},
+		{"bench", "attention", "runs=0"}, {"bench", "attention", "head_dim=1"}, {"bench", "attention", "models=full", "n=1048576"},
 		{"bench", "attention", "--jsn"}, {"bench", "attention", "extra"},
 		{"bench", "generate", "models=nope"}, {"bench", "generate", "n=1"}, {"bench", "generate", "tokens=0"}, {"bench", "generate", "size=huge"},
 		{"bench", "generate", "n=1073741824"},

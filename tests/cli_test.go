@@ -57,7 +57,7 @@ func TestCostJSON(t *testing.T) {
 }
 
 func TestBenchAttentionJSONLines(t *testing.T) {
-	stdout, stderr, code := run(t, "bench", "attention", "variants=full,ecp,pi", "n=64,128", "window=16",
+	stdout, stderr, code := run(t, "bench", "attention", "models=full,ecp,pi", "n=64,128", "window=16",
 		"batch=1", "heads=2", "head_dim=8", "runs=1", "backend=go", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -85,7 +85,7 @@ func TestBenchAttentionJSONLines(t *testing.T) {
 // process of its own and reports that process's peak resident memory, which
 // for dense attention grows with n.
 func TestBenchAttentionMemory(t *testing.T) {
-	stdout, stderr, code := run(t, "bench", "attention", "variants=full,local", "n=128,1024", "window=16",
+	stdout, stderr, code := run(t, "bench", "attention", "models=full,local", "n=128,1024", "window=16",
 		"batch=1", "heads=2", "head_dim=8", "runs=1", "backend=go", "memory=true", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -113,7 +113,7 @@ func TestBenchAttentionMemory(t *testing.T) {
 	}
 
 	// A length the machine cannot hold is reported as not measured, and the sweep goes on.
-	stdout, stderr, code = run(t, "bench", "attention", "variants=full", "n=4194304,128", "batch=1", "heads=2", "head_dim=8",
+	stdout, stderr, code = run(t, "bench", "attention", "models=full", "n=4194304,128", "batch=1", "heads=2", "head_dim=8",
 		"runs=1", "backend=go", "memory=true", "--json")
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], `"not_measured":"this model needs about`) || !strings.Contains(lines[1], `"peak_mb"`) {
@@ -132,7 +132,7 @@ func TestBadInputExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"cost", "modle=ecp"}, `unknown option "modle" (did you mean "model"?)`},
 		{[]string{"cost", "model=ecp", "n=100", "segment=7"}, "half_segment=7 must divide sequence length n=100"},
 		{[]string{"cost", "model=local", "window=600", "n=512"}, "window k=600 must be smaller than sequence length n=512"},
-		{[]string{"bench", "attention", "variants=ecp,nope"}, `option variants=: unknown value "nope"`},
+		{[]string{"bench", "attention", "models=ecp,nope"}, `option models=: unknown value "nope"`},
 		{[]string{"bench", "atention"}, `did you mean "bench attention"?`},
 		{[]string{"train", "data=nowhere", "steps=1"}, "nowhere"},
 	}

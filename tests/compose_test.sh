@@ -81,6 +81,24 @@ else
   skipped=$((skipped + 1))
 fi
 
+# `docker compose exec jupyter ecpi` opens the REPL: the final stage copies docker/ecpi onto the PATH, and docker/ecpi
+# runs $ECPI_SRC/bin/ecpi with its arguments and scripts/env.sh's environment (checked on a stand-in binary).
+ecpi_on_path() {
+  awk '/^FROM /{final = ""} {final = final $0 "\n"} END {printf "%s", final}' Dockerfile |
+    grep -qx 'COPY docker/ecpi /usr/local/bin/ecpi' && [ -x docker/ecpi ]
+}
+ecpi_wrapper_runs_the_binary() {
+  local src out want
+  want="$(env -u GOEXPERIMENT -u GOMLX_NO_AUTO_INSTALL bash -c 'source scripts/env.sh && echo "$GOEXPERIMENT|$GOMLX_NO_AUTO_INSTALL"')|models --json"
+  src=$(mktemp -d) && mkdir -p "$src/scripts" "$src/bin" && cp scripts/env.sh "$src/scripts/" &&
+    printf '#!/bin/sh\necho "$GOEXPERIMENT|$GOMLX_NO_AUTO_INSTALL|$*"\n' > "$src/bin/ecpi" && chmod +x "$src/bin/ecpi" &&
+    out=$(env -u GOEXPERIMENT -u GOMLX_NO_AUTO_INSTALL ECPI_SRC="$src" docker/ecpi models --json)
+  rm -rf "$src"
+  [ "$out" = "$want" ] || { echo "docker/ecpi ran: $out; want $want"; return 1; }
+}
+check "the image puts docker/ecpi on the PATH as ecpi" ecpi_on_path
+check "docker/ecpi runs bin/ecpi with scripts/env.sh's environment" ecpi_wrapper_runs_the_binary
+
 # make docker explains what stops it in one line with the fix; neither check needs an engine.
 explains() {
   local want=$1 out

@@ -14,8 +14,8 @@ import (
 )
 
 // GoConfig is the pure-Go backend's configuration when the user names none. With SIMD kernels,
-// unlimited parallelism was fastest on 2 cores (docs/toolchain.md: ~290 GFLOP/s on a 1024³
-// matmul); without them, running ops one at a time wins.
+// unlimited parallelism was fastest on 2 cores (~290 GFLOP/s on a 1024³ matmul); without them,
+// running ops one at a time wins.
 var GoConfig = func() string {
 	if SIMD {
 		return "go:parallelism=-1"

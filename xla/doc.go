@@ -23,7 +23,8 @@
 // without GOMLX_NO_AUTO_INSTALL.
 //
 // [Available] lists every backend that can be opened here (installed plugins, then "go") without
-// loading any; [Open] opens one by name. `ecpi bench` compares them side by side this way.
+// loading any; [Choose] opens one of them by that name. `ecpi bench train` compares them side by
+// side this way.
 //
 // # GPU and TPU
 //
@@ -34,7 +35,7 @@
 // # Data parallelism
 //
 // [NewDataParallel] builds a one-axis device mesh over the devices of an XLA backend; its
-// TrainStep and Dataset run a train.Trainer step with each batch split along its first axis
+// [DataParallel.Batch] and [DataParallel.TrainStep] run a train.Trainer step with each batch split along its first axis
 // (GoMLX AutoSharding). The XLA CPU plugin exposes several host devices, so this runs on a CPU too.
 //
 // xla/PLUGINS.md records every CPU plugin wheel tried with go-xla v0.4.13 and the result.

@@ -518,7 +518,7 @@ def smoke(r, backend, cpu):
     to compile for the device (doctor only opens the client), so a missing
     libdevice or ptxas shows here, and is retried with --xla_gpu_cuda_data_dir."""
     n = max(r.p["attention_n"][0], 2 * r.p["attention_window"])  # local needs n > window
-    cmd = ecpi(r, "bench", "attention", "variants=local", f"n={n}", "runs=1", f"window={r.p['attention_window']}",
+    cmd = ecpi(r, "bench", "attention", "models=local", f"n={n}", "runs=1", f"window={r.p['attention_window']}",
                "backend=" + backend, "--json")
     res = run_cmd(r, cmd, r.cap(120), env=r.env)
     tried = []
@@ -688,7 +688,7 @@ def bench_attention(r, backend):
             if timeout < 5:
                 cells += [dict(variant=family, n=n, status="skipped", why="the step's time budget is spent") for n in todo]
                 break
-            cmd = ecpi(r, "bench", "attention", f"variants={family}", "n=" + ",".join(map(str, todo)),
+            cmd = ecpi(r, "bench", "attention", f"models={family}", "n=" + ",".join(map(str, todo)),
                        f"runs={r.p['attention_runs']}", f"window={r.p['attention_window']}", "backend=" + backend, "--json")
             res = run_cmd(r, cmd, timeout, env=r.env)
             done = {x["n"]: x for x in res["json"] if x.get("variant") == family and "ms" in x}

@@ -139,7 +139,7 @@ def run_side(r, a, key, side):
     else:
         env, tag = None, (work, what, size, f"ecpi {which}")
     if work == "attention" and kind == "ecpi":
-        cmd = [a.ecpi, "bench", "attention", f"variants={what}", f"n={size}", f"runs={a.runs}", f"window={a.window}",
+        cmd = [a.ecpi, "bench", "attention", f"models={what}", f"n={size}", f"runs={a.runs}", f"window={a.window}",
                "--json", f"backend={which}"]
     elif work == "attention":
         forms = a.attention_forms.split(",")
@@ -580,7 +580,7 @@ def ecpi_baseline(r, a):
     """Max RSS of a tiny `bench attention` run per backend: what ecpi's process costs before the work."""
     base = {}
     for b in a.backends:
-        rec = r.run([a.ecpi, "bench", "attention", "variants=local", "n=64", "window=16", "runs=1", "--json", f"backend={b}"],
+        rec = r.run([a.ecpi, "bench", "attention", "models=local", "n=64", "window=16", "runs=1", "--json", f"backend={b}"],
                     tag=("baseline", b))
         base[b] = rec["max_rss_mb"]
     return base
