@@ -130,8 +130,8 @@ type Example struct {
 	Label  int32
 }
 
-// ClassBatch is a classification batch: Inputs [Batch, SeqLen] padded with the pad token, Lengths
-// [Batch] real lengths, Mask [Batch, SeqLen] true on real tokens, Labels [Batch]. Rows that only fill
+// ClassBatch is a classification batch: Inputs (batch, SeqLen) padded with the pad token, Lengths
+// (batch) real lengths, Mask (batch, SeqLen) true on real tokens, Labels (batch). Rows that only fill
 // up a final evaluation batch have length 0 and label -1.
 type ClassBatch struct {
 	Inputs        []int32

@@ -12,7 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -90,6 +90,7 @@ type CorpusInfo struct {
 	StandsFor string   `json:"stands_for"`
 	Source    string   `json:"source"`
 	Parts     []string `json:"parts,omitempty"`
+	Classes   int      `json:"classes,omitempty"` // an image set's class count
 	Prepared  bool     `json:"prepared"`
 	Bytes     int64    `json:"bytes"` // train+valid+test when prepared; with the byte tokenizer also the token count
 }
@@ -128,17 +129,22 @@ func CorpusNames() []string {
 }
 
 // OfflineDatasetNames lists what `ecpi data prepare all` prepares: every stored corpus and the image
-// sets that need no internet.
+// sets whose record says they need no internet.
 func OfflineDatasetNames() []string {
 	var names []string
 	for _, s := range textSources {
 		names = append(names, s.name)
 	}
-	return append(names, "mnist", "fashion-mnist")
+	for _, src := range imageSources {
+		if src.Offline {
+			names = append(names, src.Name)
+		}
+	}
+	return names
 }
 
 // DatasetNames lists everything Prepare accepts: the corpora, then the image sets.
-func DatasetNames() []string { return append(CorpusNames(), ImageSetNames...) }
+func DatasetNames() []string { return append(CorpusNames(), ImageSetNames()...) }
 
 func corpusDir(home, name string) string { return filepath.Join(home, "data", name) }
 
@@ -237,10 +243,8 @@ func Prepare(ctx context.Context, home, name string, progress io.Writer) error {
 }
 
 func prepare(ctx context.Context, home, name string, progress io.Writer) error {
-	for _, img := range ImageSetNames {
-		if name == img {
-			return prepareImages(ctx, home, name, progress)
-		}
+	if slices.Contains(ImageSetNames(), name) {
+		return prepareImages(ctx, home, name, progress)
 	}
 	parts, err := corpusParts(name)
 	if err != nil {
@@ -311,10 +315,11 @@ func sourceRoot(ctx context.Context, home string, src textSource, progress io.Wr
 	if src.pkg != "" {
 		return debPackage(ctx, home, src.pkg, progress)
 	}
-	goroot := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		goroot = strings.TrimSpace(string(out))
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("corpus %s comes with the Go toolchain, and `go env GOROOT` failed: %w", src.name, err)
 	}
+	goroot := strings.TrimSpace(string(out))
 	v, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
 	if err != nil {
 		return "", "", fmt.Errorf("no Go toolchain found (GOROOT %q): %w", goroot, err)

@@ -59,13 +59,12 @@ func downloadDeb(ctx context.Context, dir, pkg string, progress io.Writer) (stri
 		return deb, nil
 	}
 	fmt.Fprintf(progress, "  apt-get download %s\n", pkg)
-	out, err := runIn(ctx, dir, "apt-get", "download", pkg)
-	if err != nil {
+	if _, err := runIn(ctx, dir, "apt-get", "download", pkg); err != nil {
 		fmt.Fprintf(progress, "  apt-get download failed, running apt-get update first\n")
 		if upd, uerr := runIn(ctx, dir, "apt-get", "update"); uerr != nil {
 			return "", fmt.Errorf("apt-get update: %w: %s", uerr, lastLines(upd, 3))
 		}
-		if out, err = runIn(ctx, dir, "apt-get", "download", pkg); err != nil {
+		if out, err := runIn(ctx, dir, "apt-get", "download", pkg); err != nil {
 			return "", fmt.Errorf("apt-get download %s: %w: %s", pkg, err, lastLines(out, 3))
 		}
 	}

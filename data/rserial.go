@@ -98,17 +98,17 @@ func ReadRSerialized(r io.Reader) (*RValue, error) {
 	rr := &rReader{r: bufio.NewReader(r)}
 	var magic [2]byte
 	if _, err := io.ReadFull(rr.r, magic[:]); err != nil {
-		return nil, fmt.Errorf("R serialisation: reading header: %w", err)
+		return nil, fmt.Errorf("serialised R data: reading header: %w", err)
 	}
 	if magic != [2]byte{'X', '\n'} {
-		return nil, fmt.Errorf("R serialisation: format %q is not XDR (want \"X\\n\")", magic[:])
+		return nil, fmt.Errorf("serialised R data: format %q is not XDR (want \"X\\n\")", magic[:])
 	}
 	version, err := rr.int()
 	if err != nil {
 		return nil, err
 	}
 	if version != 2 && version != 3 {
-		return nil, fmt.Errorf("R serialisation: version %d not supported (want 2 or 3)", version)
+		return nil, fmt.Errorf("serialised R data: version %d not supported (want 2 or 3)", version)
 	}
 	if _, err := rr.int(); err != nil { // R version that wrote it
 		return nil, err
@@ -131,18 +131,18 @@ func ReadRSerialized(r io.Reader) (*RValue, error) {
 func (rr *rReader) int() (int32, error) {
 	var b [4]byte
 	if _, err := io.ReadFull(rr.r, b[:]); err != nil {
-		return 0, fmt.Errorf("R serialisation: truncated stream: %w", err)
+		return 0, fmt.Errorf("serialised R data: truncated stream: %w", err)
 	}
 	return int32(binary.BigEndian.Uint32(b[:])), nil
 }
 
 func (rr *rReader) bytes(n int) ([]byte, error) {
 	if n < 0 || n > 1<<31 {
-		return nil, fmt.Errorf("R serialisation: bad byte count %d", n)
+		return nil, fmt.Errorf("serialised R data: bad byte count %d", n)
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(rr.r, b); err != nil {
-		return nil, fmt.Errorf("R serialisation: truncated stream reading %d bytes: %w", n, err)
+		return nil, fmt.Errorf("serialised R data: truncated stream reading %d bytes: %w", n, err)
 	}
 	return b, nil
 }
@@ -154,7 +154,7 @@ func (rr *rReader) length() (int, error) {
 	}
 	if n != -1 {
 		if n < 0 {
-			return 0, fmt.Errorf("R serialisation: negative length %d", n)
+			return 0, fmt.Errorf("serialised R data: negative length %d", n)
 		}
 		return int(n), nil
 	}
@@ -195,7 +195,7 @@ func (rr *rReader) itemFrom(flags int32) (*RValue, error) {
 			idx = int(i)
 		}
 		if idx < 1 || idx > len(rr.refs) {
-			return nil, fmt.Errorf("R serialisation: reference %d outside table of %d", idx, len(rr.refs))
+			return nil, fmt.Errorf("serialised R data: reference %d outside table of %d", idx, len(rr.refs))
 		}
 		return rr.refs[idx-1], nil
 	case rSYMSXP:
@@ -275,7 +275,7 @@ func (rr *rReader) vector(typ int) (*RValue, error) {
 				return nil, err
 			}
 			if s.Type != rCHARSXP {
-				return nil, fmt.Errorf("R serialisation: string vector element of type %d, want CHARSXP", s.Type)
+				return nil, fmt.Errorf("serialised R data: string vector element of type %d, want CHARSXP", s.Type)
 			}
 			v.Strings[i] = s.Strings[0]
 		}
@@ -291,7 +291,7 @@ func (rr *rReader) vector(typ int) (*RValue, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("R serialisation: object type %d not supported", typ)
+		return nil, fmt.Errorf("serialised R data: object type %d not supported", typ)
 	}
 	return v, nil
 }
@@ -387,7 +387,7 @@ func (rr *rReader) altrep() (*RValue, error) {
 	switch {
 	case class == "compact_intseq" || class == "compact_realseq":
 		if len(state.Reals) != 3 {
-			return nil, fmt.Errorf("R serialisation: %s state has %d numbers, want 3", class, len(state.Reals))
+			return nil, fmt.Errorf("serialised R data: %s state has %d numbers, want 3", class, len(state.Reals))
 		}
 		n, start, step := int(state.Reals[0]), state.Reals[1], state.Reals[2]
 		v = &RValue{Type: rREALSXP, Reals: make([]float64, n)}
@@ -402,12 +402,12 @@ func (rr *rReader) altrep() (*RValue, error) {
 		}
 	case strings.HasPrefix(class, "wrap_"):
 		if len(state.Items) == 0 {
-			return nil, fmt.Errorf("R serialisation: %s state is empty", class)
+			return nil, fmt.Errorf("serialised R data: %s state is empty", class)
 		}
 		inner := *state.Items[0]
 		v = &inner
 	default:
-		return nil, fmt.Errorf("R serialisation: ALTREP class %q not supported", class)
+		return nil, fmt.Errorf("serialised R data: ALTREP class %q not supported", class)
 	}
 	if len(attr.Items) > 0 {
 		v.Attr = make(map[string]*RValue)

@@ -9,7 +9,7 @@ import (
 
 func init() {
 	registerDataset(Dataset{
-		Names: func() []string { return data.ImageSetNames }, Kind: TaskClassify, BothWays: true,
+		Names: data.ImageSetNames, Kind: TaskClassify, BothWays: true,
 		Summary: "classification of images read as pixel sequences (sCIFAR-10 and its stand-ins); n comes from the images",
 		Reads:   []string{"pool"},
 		Build:   buildImages,
@@ -47,7 +47,7 @@ func showImages(home, name string, count, pool int) ([]ShownExample, error) {
 		for i := range pixels {
 			pixels[i] = int32(img.Pixels[i*set.Channels]) // the first channel of colour images
 		}
-		out = append(out, ShownExample{Label: data.ClassNames[name][img.Label], Pixels: square(pixels, set.Width)})
+		out = append(out, ShownExample{Label: set.ClassNames[img.Label], Pixels: square(pixels, set.Width)})
 	}
 	return out, nil
 }
@@ -81,5 +81,5 @@ func newImageTask(o Options) (*classTask, error) {
 		}
 	}
 	examples, err := newExampleSet(splits, o, longest(splits))
-	return &classTask{exampleSet: examples, classes: 10, voc: 256}, err
+	return &classTask{exampleSet: examples, classes: set.Classes, voc: 256}, err
 }

@@ -59,7 +59,7 @@ func (a *adamW) UpdateGraphWithGradients(scope *model.Scope, grads []*graph.Node
 			before = append(before, v.NodeValue(g))
 		}
 	}
-	a.adam.(optimizer.Interface).(interface {
+	a.adam.(interface {
 		UpdateGraphWithGradients(*model.Scope, []*graph.Node, dtypes.DType)
 	}).UpdateGraphWithGradients(scope, grads, lossDType)
 	if a.weightDecay == 0 {

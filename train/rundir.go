@@ -100,8 +100,8 @@ func (d *runDir) acquire() error {
 		}
 		return fmt.Errorf("locking run folder %s: %w", d.path, err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	if f.Truncate(0) == nil { // the holder's pid only makes another process's message above clearer
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	d.lock = f
 	return nil

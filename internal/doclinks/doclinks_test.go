@@ -5,17 +5,6 @@ import (
 	"testing"
 )
 
-// knownStale are references in the sources of the code version (models/,
-// train/, data/) that the check refuses, kept because those sources cannot
-// change without making every committed result stale: whoever next re-runs
-// the experiments fixes them and empties this list.
-//   - data/batch.go, ClassBatch's comment: the shapes of Lengths and Labels
-//     are written as doc links to Batch, which package data does not declare
-//     (a lowercase batch in the brackets is plain text).
-var knownStale = map[string]bool{
-	"data/batch.go: doc link [Batch]: this package declares no Batch": true,
-}
-
 // TestModuleDocCommentsPointAtWhatExists: every doc link of the module names
 // a declared identifier and every docs/ path in a comment exists.
 func TestModuleDocCommentsPointAtWhatExists(t *testing.T) {
@@ -24,9 +13,6 @@ func TestModuleDocCommentsPointAtWhatExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
-		if knownStale[p.Pos.Filename+": "+p.What] {
-			continue
-		}
 		t.Errorf("%s", p)
 	}
 }
