@@ -3,6 +3,7 @@ module github.com/ecpi-dev/ecpi
 go 1.27.3
 
 require (
+	git.sr.ht/~sbinet/gg v0.7.0
 	github.com/c-bata/go-prompt v0.2.6
 	github.com/creack/pty v1.1.24
 	github.com/gomlx/compute v0.1.14
@@ -20,7 +21,6 @@ require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
-	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect

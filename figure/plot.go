@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
@@ -53,8 +52,8 @@ type Plot struct {
 	Series                []Series
 }
 
-// palette is matplotlib's "tab10".
-var palette = []color.RGBA{
+// tab10 is matplotlib's "tab10".
+var tab10 = []color.RGBA{
 	{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff}, {0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff},
 	{0x8c, 0x56, 0x4b, 0xff}, {0xe3, 0x77, 0xc2, 0xff}, {0x7f, 0x7f, 0x7f, 0xff}, {0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
 }
@@ -129,7 +128,7 @@ func seriesColours(series []Series) []color.RGBA {
 			colours[i] = colours[owner]
 			continue
 		}
-		colours[i] = palette[next%len(palette)]
+		colours[i] = tab10[next%len(tab10)]
 		next++
 	}
 	return colours
@@ -138,15 +137,11 @@ func seriesColours(series []Series) []color.RGBA {
 // PNG renders the plot as a PNG image of pngScale times its nominal size.
 func (p Plot) PNG() ([]byte, error) {
 	w, h := p.Size()
-	c := vgimg.NewWith(vgimg.UseWH(vg.Length(w), vg.Length(h)), vgimg.UseDPI(72*pngScale))
-	if err := p.draw(draw.New(c)); err != nil {
+	c := newPNGCanvas(vg.Length(w), vg.Length(h), pngScale)
+	if err := p.draw(c); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot %q: encoding PNG: %w", p.Title, err)
-	}
-	return buf.Bytes(), nil
+	return encodePNG(c)
 }
 
 // SVG renders the plot as an SVG document. Its text names the Liberation
