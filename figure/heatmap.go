@@ -1,15 +1,10 @@
 package figure
 
 import (
-	"bytes"
 	"fmt"
-	"image"
 	"image/color"
 	"math"
 	"strconv"
-
-	"git.sr.ht/~sbinet/gg"
-	xdraw "golang.org/x/image/draw"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -17,7 +12,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Heatmaps are drawn at one device pixel per nominal pixel: their callers
@@ -298,25 +292,3 @@ func placed(c draw.Canvas, origin, size, at vg.Point) draw.Canvas {
 
 // whole rounds a length up to whole pixels, so that entries start on a pixel's edge.
 func whole(l vg.Length) vg.Length { return vg.Length(math.Ceil(float64(l))) }
-
-// newPNGCanvas is a white canvas of w×h nominal pixels, scale device pixels
-// to each. It scales images by the nearest pixel, so that a heatmap's cells
-// keep sharp edges (gonum/plot's own canvas blurs them, bilinearly): its
-// drawing context is set up as vgimg.NewWith sets up its own.
-func newPNGCanvas(w, h vg.Length, scale int) draw.Canvas {
-	img := image.NewRGBA(image.Rect(0, 0, int(math.Ceil(float64(w)))*scale, int(math.Ceil(float64(h)))*scale))
-	ctx := gg.NewContextForRGBA(img)
-	ctx.SetLineCapButt()
-	ctx.InvertY()
-	ctx.SetInterpolator(xdraw.NearestNeighbor)
-	return draw.New(vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(72*scale)))
-}
-
-// encodePNG is the canvas as PNG.
-func encodePNG(c draw.Canvas) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: c.Canvas.(*vgimg.Canvas)}).WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("encoding PNG: %w", err)
-	}
-	return buf.Bytes(), nil
-}

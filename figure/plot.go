@@ -3,17 +3,21 @@ package figure
 import (
 	"bytes"
 	"fmt"
+	"image"
 	"image/color"
 	"math"
 	"strconv"
 	"strings"
 
+	"git.sr.ht/~sbinet/gg"
+	xdraw "golang.org/x/image/draw"
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
@@ -61,6 +65,28 @@ var tab10 = []color.RGBA{
 // A nominal pixel is a point (1/72 inch), gonum/plot's unit: the PNG is drawn
 // at pngScale times that and shown at the nominal size, sharp on high-density screens.
 const pngScale = 2
+
+// newPNGCanvas is a white canvas of w×h nominal pixels, scale device pixels
+// to each. It scales images by the nearest pixel, so that a heatmap's cells
+// keep sharp edges (gonum/plot's own canvas blurs them, bilinearly): its
+// drawing context is set up as vgimg.NewWith sets up its own.
+func newPNGCanvas(w, h vg.Length, scale int) draw.Canvas {
+	img := image.NewRGBA(image.Rect(0, 0, int(math.Ceil(float64(w)))*scale, int(math.Ceil(float64(h)))*scale))
+	ctx := gg.NewContextForRGBA(img)
+	ctx.SetLineCapButt()
+	ctx.InvertY()
+	ctx.SetInterpolator(xdraw.NearestNeighbor)
+	return draw.New(vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(72*scale)))
+}
+
+// encodePNG is the canvas as PNG.
+func encodePNG(c draw.Canvas) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c.Canvas.(*vgimg.Canvas)}).WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("encoding PNG: %w", err)
+	}
+	return buf.Bytes(), nil
+}
 
 const (
 	fontSize     = 12
