@@ -1,11 +1,24 @@
 package figure
 
 import (
+	"bytes"
 	"fmt"
+	"image"
 	"image/color"
 	"math"
 	"strconv"
 	"strings"
+
+	"git.sr.ht/~sbinet/gg"
+	xdraw "golang.org/x/image/draw"
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Series is one line of a plot. Points with a NaN or infinite Y (or a
@@ -32,9 +45,10 @@ func (s Series) Minus(ref Series) Series {
 	return diff
 }
 
-// Plot is a line plot, drawn offline with the standard library and the Go
-// fonts: as PNG, what notebooks show, and as SVG, for saving a figure to a
-// file (os.WriteFile("loss.svg", []byte(p.SVG()), 0o644)): no scripts, no CDN.
+// Plot is a line plot, drawn offline by gonum/plot with its embedded
+// Liberation fonts: as PNG, what notebooks show, and as SVG, for saving a
+// figure to a file (os.WriteFile("loss.svg", []byte(p.SVG()), 0o644)).
+// Its legend stands to the right of the drawing area.
 type Plot struct {
 	Title, XLabel, YLabel string
 	LogX, LogY            bool // base-2 axes when the range is under 2^12, else base 10
@@ -42,162 +56,83 @@ type Plot struct {
 	Series                []Series
 }
 
-// palette is matplotlib's "tab10".
-var palette = []color.RGBA{
+// tab10 is matplotlib's "tab10".
+var tab10 = []color.RGBA{
 	{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff}, {0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff},
 	{0x8c, 0x56, 0x4b, 0xff}, {0xe3, 0x77, 0xc2, 0xff}, {0x7f, 0x7f, 0x7f, 0xff}, {0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
 }
 
-var (
-	white     = color.RGBA{0xff, 0xff, 0xff, 0xff}
-	frame     = color.RGBA{0x33, 0x33, 0x33, 0xff}
-	gridLine  = color.RGBA{0xdd, 0xdd, 0xdd, 0xff}
-	textColor = color.RGBA{0, 0, 0, 0xff}
-	noColor   = color.RGBA{}
-)
+// A nominal pixel is a point (1/72 inch), gonum/plot's unit: the PNG is drawn
+// at pngScale times that and shown at the nominal size, sharp on high-density screens.
+const pngScale = 2
 
-// Layout of the drawing area inside the SVG.
+// newPNGCanvas is a white canvas of w×h nominal pixels, scale device pixels
+// to each. It scales images by the nearest pixel, so that a heatmap's cells
+// keep sharp edges (gonum/plot's own canvas blurs them, bilinearly): its
+// drawing context is set up as vgimg.NewWith sets up its own.
+func newPNGCanvas(w, h vg.Length, scale int) draw.Canvas {
+	img := image.NewRGBA(image.Rect(0, 0, int(math.Ceil(float64(w)))*scale, int(math.Ceil(float64(h)))*scale))
+	ctx := gg.NewContextForRGBA(img)
+	ctx.SetLineCapButt()
+	ctx.InvertY()
+	ctx.SetInterpolator(xdraw.NearestNeighbor)
+	return draw.New(vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(72*scale)))
+}
+
+// encodePNG is the canvas as PNG.
+func encodePNG(c draw.Canvas) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c.Canvas.(*vgimg.Canvas)}).WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("encoding PNG: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 const (
-	marginLeft, marginRight, marginTop, marginBottom = 64, 150, 32, 48
+	fontSize     = 12
+	legendColumn = 150 // the legend's share of the default width; a longer name widens the plot
+	legendGap    = 10  // between the drawing area and the legend, and after the longest name
 )
 
-// axis maps data values onto pixels, linearly or logarithmically.
-type axis struct {
-	lo, hi   float64 // data range (log-transformed when log)
-	from, to float64 // pixel range
-	log      bool
-	base     float64
-}
-
-func (a axis) value(v float64) float64 {
-	if a.log {
-		v = math.Log(v) / math.Log(a.base)
+// sans is Liberation Sans of a size (gonum/plot's default is the serif).
+func sans(size vg.Length, bold bool) font.Font {
+	f := font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
+	if bold {
+		f.Weight = xfont.WeightBold
 	}
-	if a.hi == a.lo {
-		return (a.from + a.to) / 2
-	}
-	return a.from + (v-a.lo)/(a.hi-a.lo)*(a.to-a.from)
-}
-
-// ticks picks round tick values inside the range.
-func (a axis) ticks() []float64 {
-	var out []float64
-	if a.log {
-		for e := math.Ceil(a.lo - 1e-9); e <= a.hi+1e-9; e++ {
-			out = append(out, math.Pow(a.base, e))
-		}
-		return out
-	}
-	// Whole multiples of the step: adding the step up would carry rounding
-	// errors, and the multiple 0 is +0 (Ceil of a small negative is -0, drawn "-0").
-	step := niceStep((a.hi - a.lo) / 5)
-	for k := int(math.Ceil(a.lo/step - 1e-9)); float64(k)*step <= a.hi+step*1e-9; k++ {
-		out = append(out, float64(k)*step)
-	}
-	return out
-}
-
-// niceStep rounds a raw tick spacing to 1, 2 or 5 times a power of ten.
-func niceStep(raw float64) float64 {
-	if raw <= 0 || math.IsNaN(raw) {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if raw <= m*p {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-func formatTick(v float64) string {
-	switch av := math.Abs(v); {
-	case av >= 1e6 || (av > 0 && av < 1e-3):
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	case av >= 1000 && math.Mod(av, 1024) == 0:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	default:
-		return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'g', 6, 64)
-	}
-}
-
-// usable reports whether a point can be drawn on the plot's axes.
-func (p Plot) usable(x, y float64) bool {
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-	return finite(x) && finite(y) && (!p.LogX || x > 0) && (!p.LogY || y > 0)
-}
-
-// newAxis spans the values (with a 5 % margin on linear axes).
-func newAxis(values []float64, log bool, from, to float64) axis {
-	a := axis{lo: math.Inf(1), hi: math.Inf(-1), from: from, to: to, log: log, base: 10}
-	if log {
-		if len(values) > 0 && slicesMax(values)/slicesMin(values) < 4096 {
-			a.base = 2
-		}
-		for i, v := range values {
-			values[i] = math.Log(v) / math.Log(a.base)
-		}
-	}
-	for _, v := range values {
-		a.lo, a.hi = math.Min(a.lo, v), math.Max(a.hi, v)
-	}
-	if len(values) == 0 {
-		a.lo, a.hi = 0, 1
-	}
-	if log {
-		a.lo, a.hi = math.Floor(a.lo), math.Ceil(a.hi)
-		if a.lo == a.hi {
-			a.hi++
-		}
-	} else {
-		pad := 0.05 * (a.hi - a.lo)
-		if pad == 0 {
-			pad = math.Max(0.5, math.Abs(a.lo)*0.05)
-		}
-		a.lo, a.hi = a.lo-pad, a.hi+pad
-	}
-	return a
-}
-
-func slicesMin(v []float64) float64 {
-	m := math.Inf(1)
-	for _, x := range v {
-		m = math.Min(m, x)
-	}
-	return m
-}
-
-func slicesMax(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, x)
-	}
-	return m
+	return f
 }
 
 // Size is the plot's nominal size in pixels: Width×Height (640×360 when
 // unset), widened by as much as the longest legend name needs past the
-// default right margin, so that no name is cut and the drawing area keeps its
-// size.
+// default legend column, so that no name is cut and the drawing area keeps its size.
 func (p Plot) Size() (w, h int) {
 	w, h = p.Width, p.Height
 	if w == 0 || h == 0 {
 		w, h = 640, 360
 	}
-	return w + int(math.Ceil(p.rightMargin())) - marginRight, h
+	return w + int(math.Ceil(float64(p.legendColumn()))) - legendColumn, h
 }
 
-// legendLine is the legend's sample line and the gap before a name; legendGap the space after the name.
-const legendLine, legendGap = 36, 8
-
-// rightMargin is the width of the legend column: the default, or the longest name's.
-func (p Plot) rightMargin() float64 {
-	widest := 0.0
+// legendColumn is the width right of the drawing area: the default, or the
+// legend's with a gap either side.
+func (p Plot) legendColumn() vg.Length {
+	legend := newLegend()
 	for _, s := range p.Series {
-		widest = max(widest, textWidth(s.Name))
+		legend.Add(s.Name)
 	}
-	return max(marginRight, legendLine+widest+legendGap)
+	r := legend.Rectangle(draw.Canvas{})
+	return max(legendColumn, r.Max.X-r.Min.X+2*legendGap)
+}
+
+// newLegend is an empty legend in the plot's style, names after their lines.
+func newLegend() plot.Legend {
+	legend := plot.NewLegend()
+	legend.TextStyle.Font = sans(fontSize, false)
+	legend.Top, legend.Left = true, true
+	legend.ThumbnailWidth = 24
+	legend.Padding = 4
+	return legend
 }
 
 // seriesColours gives each series a colour of the palette in turn, except a
@@ -219,92 +154,182 @@ func seriesColours(series []Series) []color.RGBA {
 			colours[i] = colours[owner]
 			continue
 		}
-		colours[i] = palette[next%len(palette)]
+		colours[i] = tab10[next%len(tab10)]
 		next++
 	}
 	return colours
 }
 
-// SVG renders the plot as a self-contained SVG document.
-func (p Plot) SVG() string {
-	w, h := p.Size()
-	var c svgCanvas
-	fmt.Fprintf(&c, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="%d">`, w, h, w, h, fontSize)
-	p.draw(&c, w, h)
-	c.WriteString(`</svg>`)
-	return c.String()
-}
-
-// pngScale is device pixels per nominal pixel: the PNG is shown at the
-// nominal size and stays sharp on high-density screens.
-const pngScale = 2
-
 // PNG renders the plot as a PNG image of pngScale times its nominal size.
 func (p Plot) PNG() ([]byte, error) {
 	w, h := p.Size()
-	c := newPNGCanvas(w, h, pngScale)
-	p.draw(c, w, h)
-	if c.err != nil {
-		return nil, fmt.Errorf("plot %q: %w", p.Title, c.err)
+	c := newPNGCanvas(vg.Length(w), vg.Length(h), pngScale)
+	if err := p.draw(c); err != nil {
+		return nil, err
 	}
-	return encode(c.img)
+	return encodePNG(c)
 }
 
-// draw lays the plot out. Series with no drawable point still get a legend entry.
-func (p Plot) draw(c canvas, w, h int) {
-	var xs, ys []float64
-	for _, s := range p.Series {
-		for i := range min(len(s.X), len(s.Y)) {
-			if p.usable(s.X[i], s.Y[i]) {
-				xs, ys = append(xs, s.X[i]), append(ys, s.Y[i])
+// SVG renders the plot as an SVG document. Its text names the Liberation
+// fonts, which a viewer without them replaces with a like sans-serif.
+func (p Plot) SVG() (string, error) {
+	w, h := p.Size()
+	c := vgsvg.New(vg.Length(w), vg.Length(h))
+	if err := p.draw(draw.New(c)); err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", fmt.Errorf("plot %q: writing SVG: %w", p.Title, err)
+	}
+	return buf.String(), nil
+}
+
+// draw lays the plot out on c: gonum/plot's plot left of a legend column.
+// Series with no drawable point still get a legend entry.
+func (p Plot) draw(c draw.Canvas) error {
+	drawing, legend, err := p.build()
+	if err != nil {
+		return fmt.Errorf("plot %q: %w", p.Title, err)
+	}
+	column := p.legendColumn()
+	area := draw.Crop(c, 0, -column, 0, 0)
+	drawing.Draw(area)
+	legendArea := draw.Crop(c, c.Max.X-c.Min.X-column+legendGap, 0, 0, 0)
+	legendArea.Max.Y = drawing.DataCanvas(area).Max.Y
+	legend.Draw(legendArea)
+	return nil
+}
+
+// build makes gonum/plot's plot of the series and their legend.
+func (p Plot) build() (*plot.Plot, plot.Legend, error) {
+	drawing := plot.New()
+	drawing.Title.Text = p.Title
+	drawing.Title.TextStyle.Font = sans(14, true)
+	drawing.Title.Padding = 8
+	drawing.X.Label.Text, drawing.Y.Label.Text = p.XLabel, p.YLabel
+	for _, a := range []*plot.Axis{&drawing.X, &drawing.Y} {
+		a.Tick.Marker = distinctTicks{}
+		a.Label.TextStyle.Font = sans(fontSize, false)
+		a.Tick.Label.Font = sans(fontSize-1, false)
+	}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{0xdd}
+	grid.Horizontal.Color = color.Gray{0xdd}
+	drawing.Add(grid)
+
+	legend := newLegend()
+	colours := seriesColours(p.Series)
+	for i, s := range p.Series {
+		line, dots, err := p.series(s, colours[i])
+		if err != nil {
+			return nil, legend, fmt.Errorf("series %q: %w", s.Name, err)
+		}
+		if len(line.XYs) > 0 {
+			drawing.Add(line)
+		}
+		if dots != nil {
+			drawing.Add(dots)
+		}
+		legend.Add(s.Name, line)
+	}
+	logAxis(&drawing.X, p.LogX)
+	logAxis(&drawing.Y, p.LogY)
+	return drawing, legend, nil
+}
+
+// series is a series' line of its drawable points and, for short series
+// (scaling curves), a dot at each measurement.
+func (p Plot) series(s Series, colour color.RGBA) (*plotter.Line, *plotter.Scatter, error) {
+	var points plotter.XYs
+	for i := range min(len(s.X), len(s.Y)) {
+		if p.usable(s.X[i], s.Y[i]) {
+			points = append(points, plotter.XY{X: s.X[i], Y: s.Y[i]})
+		}
+	}
+	line, err := plotter.NewLine(points)
+	if err != nil {
+		return nil, nil, err
+	}
+	line.Color, line.Width = colour, 2
+	if s.Dashed {
+		line.Dashes = []vg.Length{6, 3}
+	}
+	if len(points) == 0 || len(points) > 24 {
+		return line, nil, nil
+	}
+	dots, err := plotter.NewScatter(points)
+	if err != nil {
+		return nil, nil, err
+	}
+	dots.Shape, dots.Color, dots.Radius = draw.CircleGlyph{}, colour, 3
+	return line, dots, nil
+}
+
+// usable reports whether a point can be drawn on the plot's axes.
+func (p Plot) usable(x, y float64) bool {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	return finite(x) && finite(y) && (!p.LogX || x > 0) && (!p.LogY || y > 0)
+}
+
+// logAxis makes an axis logarithmic, spanning whole powers of its base: 2
+// (the sequence lengths and periods plotted) when the data span less than
+// 2^12, else 10, with gonum/plot's ticks.
+func logAxis(a *plot.Axis, log bool) {
+	if !log || a.Min > a.Max { // linear, or no data
+		return
+	}
+	a.Scale = plot.LogScale{}
+	if a.Max/a.Min >= 4096 {
+		a.Min, a.Max = math.Pow(10, math.Floor(math.Log10(a.Min))), math.Pow(10, math.Ceil(math.Log10(a.Max)))
+		a.Tick.Marker = plot.LogTicks{Prec: -1}
+		return
+	}
+	lo, hi := math.Floor(math.Log2(a.Min)), math.Ceil(math.Log2(a.Max))
+	hi = max(hi, lo+1)
+	a.Min, a.Max = math.Exp2(lo), math.Exp2(hi)
+	a.Tick.Marker = powersOfTwo(lo, hi)
+}
+
+// powersOfTwo labels every power of two from 2^lo to 2^hi.
+func powersOfTwo(lo, hi float64) plot.ConstantTicks {
+	var ticks plot.ConstantTicks
+	for e := lo; e <= hi; e++ {
+		v := math.Exp2(e)
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	return ticks
+}
+
+// distinctTicks are gonum/plot's default ticks, labelled again with as many
+// decimals as tell them apart where its labels repeat: a loss that moved by
+// a few hundredths (a live plot's first steps) had four ticks labelled 2.6.
+type distinctTicks struct{}
+
+func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for decimals := 0; repeated(ticks) && decimals <= 9; decimals++ {
+		for i, t := range ticks {
+			if !t.IsMinor() {
+				ticks[i].Label = strconv.FormatFloat(t.Value, 'f', decimals, 64)
 			}
 		}
 	}
-	right := float64(w) - p.rightMargin()
-	x := newAxis(xs, p.LogX, marginLeft, right)
-	y := newAxis(ys, p.LogY, float64(h-marginBottom), marginTop)
-	c.rect(0, 0, float64(w), float64(h), white, noColor)
-	c.text(point{marginLeft, 20}, p.Title, textStyle{size: 14, bold: true})
-	p.drawAxes(c, x, y, right, h)
-	colours := seriesColours(p.Series)
-	for i, s := range p.Series {
-		p.drawSeries(c, s, colours[i], x, y)
-		legendY := float64(marginTop + 18*i)
-		c.polyline([]point{{right + 10, legendY}, {right + 30, legendY}}, colours[i], 2, s.Dashed)
-		c.text(point{right + legendLine, legendY}, s.Name, textStyle{size: fontSize, middle: true})
-	}
+	return ticks
 }
 
-func (p Plot) drawAxes(c canvas, x, y axis, right float64, h int) {
-	bottom := float64(h - marginBottom)
-	for _, t := range x.ticks() {
-		px := x.value(t)
-		c.polyline([]point{{px, marginTop}, {px, bottom}}, gridLine, 1, false)
-		c.text(point{px, bottom + 16}, formatTick(t), textStyle{size: fontSize, anchor: anchorMiddle})
-	}
-	for _, t := range y.ticks() {
-		py := y.value(t)
-		c.polyline([]point{{marginLeft, py}, {right, py}}, gridLine, 1, false)
-		c.text(point{marginLeft - 6, py}, formatTick(t), textStyle{size: fontSize, anchor: anchorEnd, middle: true})
-	}
-	c.rect(marginLeft, marginTop, right-marginLeft, bottom-marginTop, noColor, frame)
-	c.text(point{(marginLeft + right) / 2, float64(h - 8)}, p.XLabel, textStyle{size: fontSize, anchor: anchorMiddle})
-	c.text(point{16, (marginTop + bottom) / 2}, p.YLabel, textStyle{size: fontSize, anchor: anchorMiddle, up: true})
-}
-
-func (p Plot) drawSeries(c canvas, s Series, colour color.RGBA, x, y axis) {
-	var points []point
-	for i := range min(len(s.X), len(s.Y)) {
-		if p.usable(s.X[i], s.Y[i]) {
-			points = append(points, point{x.value(s.X[i]), y.value(s.Y[i])})
+// repeated reports whether two major ticks have the same label.
+func repeated(ticks []plot.Tick) bool {
+	seen := map[string]bool{}
+	for _, t := range ticks {
+		if !t.IsMinor() {
+			if seen[t.Label] {
+				return true
+			}
+			seen[t.Label] = true
 		}
 	}
-	c.polyline(points, colour, 2, s.Dashed)
-	if len(points) <= 24 { // mark the measurements of short series (scaling curves)
-		for _, pt := range points {
-			c.dot(pt, 3, colour)
-		}
-	}
+	return false
 }
 
 // Text is the plot in words, for readers that show no image.

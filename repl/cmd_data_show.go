@@ -95,7 +95,7 @@ func showExamples(c *Call, d DataExamples) error {
 		images = append(images, img)
 		captions = append(captions, fmt.Sprintf("%d: %s", i+1, e.Label+e.Text))
 	}
-	png, err := figure.HeadsPNG(images, 4)
+	png, err := figure.ImagesPNG(images, 4)
 	if err != nil {
 		return err
 	}

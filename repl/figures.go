@@ -85,7 +85,7 @@ func showAttention(c *Call, maps []train.AttentionMap) {
 			c.Printf("(layer %d not drawn: %v)\n", m.Layer, err)
 			continue
 		}
-		caption := fmt.Sprintf("layer %d (%s): attention weights per head, query rows, key columns; bright: more weight", m.Layer, m.Pattern)
+		caption := fmt.Sprintf("layer %d (%s): attention weights per head, query rows, key columns; bright: more weight, on the scale of the bar at the right", m.Layer, m.Pattern)
 		c.Show(nb.Figure{PNG: png, Caption: caption, Text: caption})
 	}
 }
