@@ -26,7 +26,7 @@ const (
 	OutcomeUndecided Outcome = "cannot be decided at this scale"
 	// OutcomeOwn: ecpi's own questions (Declared.Own), whatever their verdict.
 	OutcomeOwn    Outcome = "questions of ecpi's own, not the papers'"
-	OutcomeNotRun Outcome = "not yet measured on the current code"
+	OutcomeNotRun Outcome = "not measured yet"
 )
 
 // Outcomes lists them in the order a summary gives them.
@@ -53,22 +53,25 @@ func claimOutcome(d Declared, c Claim) Outcome {
 
 // Summarised is one claim as the summary gives it: its declaration, its
 // outcome and a note in brackets (the reason it is undecided, its parts, a
-// count that misses the paper's figure).
+// count that misses the paper's figure), and whether that is the verdict of
+// older code (its notebook's section is stale).
 type Summarised struct {
 	Declared
 	Outcome Outcome
 	Note    string
+	Stale   bool
 }
 
 // Summary sorts every declared claim by outcome; a claim that no results
-// file holds, or only a stale one, is not yet measured on the current code.
+// file holds is not measured yet, and one that only a stale file holds keeps
+// its older code's outcome, marked stale.
 func Summary(files []File, stale map[string]string) []Summarised {
 	var out []Summarised
 	for _, d := range Claims {
 		claim, notebook, found := find(files, d.ID)
 		_, old := stale[notebook]
-		s := Summarised{Declared: d, Outcome: OutcomeNotRun}
-		if found && !old {
+		s := Summarised{Declared: d, Outcome: OutcomeNotRun, Stale: found && old}
+		if found {
 			s.Outcome, s.Note = claimOutcome(d, claim), note(d, claim)
 		}
 		out = append(out, s)
@@ -126,9 +129,30 @@ func allAlike(comparisons []Comparison) bool {
 }
 
 // SummaryLine is the summary in one line: each outcome with its claims'
-// numbers, and claims of the same note grouped under it.
+// numbers, claims of the same note grouped under it, the current code's
+// verdicts first and older code's (stale sections) after them.
 func SummaryLine(files []File, stale map[string]string) string {
-	summary := Summary(files, stale)
+	var current, older []Summarised
+	for _, s := range Summary(files, stale) {
+		if s.Stale {
+			older = append(older, s)
+		} else {
+			current = append(current, s)
+		}
+	}
+	line := fmt.Sprintf("Of the %d claims", len(Claims))
+	if len(older) > 0 {
+		line += ", on the current code"
+	}
+	line += " — " + outcomesLine(current) + "."
+	if len(older) > 0 {
+		line += " On older code (stale until their notebooks run again) — " + outcomesLine(older) + "."
+	}
+	return line
+}
+
+// outcomesLine is claims by outcome, in one line.
+func outcomesLine(summary []Summarised) string {
 	var parts []string
 	for _, outcome := range Outcomes {
 		var numbers []string
@@ -147,7 +171,7 @@ func SummaryLine(files []File, stale map[string]string) string {
 			parts = append(parts, fmt.Sprintf("%s%s: %s", strings.ToUpper(string(outcome[:1])), outcome[1:], strings.Join(numbers, "; ")))
 		}
 	}
-	return fmt.Sprintf("Of the %d claims — %s.", len(Claims), strings.Join(parts, ". "))
+	return strings.Join(parts, ". ")
 }
 
 // byNote is the claims of one outcome in groups of the same note, each group
@@ -187,6 +211,9 @@ func summaryText(files []File, stale map[string]string) string {
 			}
 			if s.ByDesign != "" && outcome == OutcomeByDesign {
 				text += " — " + s.ByDesign
+			}
+			if s.Stale {
+				text += "; stale: a verdict of older code"
 			}
 			statements = append(statements, text+")")
 		}
