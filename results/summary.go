@@ -141,10 +141,14 @@ func SummaryLine(files []File, stale map[string]string) string {
 		}
 	}
 	line := fmt.Sprintf("Of the %d claims", len(Claims))
-	if len(older) > 0 {
-		line += ", on the current code"
+	switch {
+	case len(older) == 0:
+		line += " — " + outcomesLine(current) + "."
+	case len(current) == 0:
+		line += ", none has a verdict of the current code."
+	default:
+		line += ", on the current code — " + outcomesLine(current) + "."
 	}
-	line += " — " + outcomesLine(current) + "."
 	if len(older) > 0 {
 		line += " On older code (stale until their notebooks run again) — " + outcomesLine(older) + "."
 	}
