@@ -7,8 +7,7 @@ import (
 	"github.com/ecpi-dev/ecpi/figure"
 )
 
-// LM is the language-model training that notebooks 04, 07 and 09 share at their own sizes (01 and 02 still spell out
-// the same options in their own cells, until their next full run moves them here): byte tokens, three
+// LM is the language-model training that notebooks 01, 02, 04, 07 and 09 share at their own sizes: byte tokens, three
 // layers of four heads, a tenth of the steps warm-up to the peak learning rate and then a cosine decay, no dropout, and
 // one evaluation of 64 batches at the end. The peak rate is each model's own, from its sweep over LMLearningRates
 // (Experiment.Tune), so it is not part of the recipe.
@@ -22,11 +21,18 @@ type LM struct {
 // run).
 func (lm LM) Recipe() string {
 	if Quick() {
-		return fmt.Sprintf("data=opticks n=64 dim=%d heads=2 layers=2 batch=4 steps=6 warmup=2 eval_every=0 eval_batches=2 reuse=true backend=go", lm.Width/4)
+		return fmt.Sprintf("data=%s n=%d dim=%d heads=2 layers=2 batch=4 steps=6 warmup=2 eval_every=0 eval_batches=2 reuse=true backend=go",
+			lm.Corpus(), lm.WindowLength(), lm.Width/4)
 	}
 	return fmt.Sprintf("data=%s n=%d dim=%d heads=4 layers=3 batch=%d steps=%d warmup=%d schedule=cosine dropout=0 eval_every=0 eval_batches=64 reuse=true",
-		lm.Data, lm.N, lm.Width, lm.Batch, lm.Steps, lm.Steps/10)
+		lm.Corpus(), lm.WindowLength(), lm.Width, lm.Batch, lm.Steps, lm.Steps/10)
 }
+
+// Corpus is the corpus the recipe trains on: Data, or opticks in quick mode.
+func (lm LM) Corpus() string { return Pick("opticks", lm.Data) }
+
+// WindowLength is the window length n the recipe trains at: N, or 64 in quick mode.
+func (lm LM) WindowLength() int { return Pick(64, lm.N) }
 
 // LMLearningRates are the peak learning rates every language model of the notebooks is swept over (Experiment.Tune,
 // which extends the grid past an edge that wins), log-spaced around 8e-3, the rate that every model trained at before
@@ -43,6 +49,32 @@ func ByteBaselines(corpus string) []float64 {
 	Must(0, found[len(found)-1].Decode(&baselines))
 	return baselines.Bits
 }
+
+// BitsFrom is a run's validation loss on window positions from..n-1, in bits per byte: the metric of the models that
+// predict only the last positions of a window (the PerceiverAR family's latents), and of the others on the same
+// positions.
+func BitsFrom(from int) func(Trained) float64 {
+	return func(r Trained) float64 { return r.LossFrom(from) / math.Ln2 }
+}
+
+// AllBits is a run's validation loss on every position it scores, in bits per byte.
+func AllBits(r Trained) float64 { return r.ValidBPC }
+
+// ECPSizes fit ECP and the PerceiverAR family to a window of N positions as notebooks 01 and 02 compare them, in the
+// authors' ratios, so that a small window keeps the papers' balance of cost and context.
+type ECPSizes struct{ N int }
+
+// HalfSegment is ECP's h: n/h = 16 half-segments, so ECP scores about 2h·n pairs, 12.5 % of dense attention's n²: the
+// paper's ratio (n = 4096, h = 256), where at n = 256 and h = 64 it was 50 %.
+func (s ECPSizes) HalfSegment() int { return s.N / 16 }
+
+// Latents is the PerceiverAR family's number of latents l: a quarter of the window, the authors' PerceiverAR default
+// (256 latents of 1,024 positions).
+func (s ECPSizes) Latents() int { return s.N / 4 }
+
+// FirstLatent is where the PerceiverAR family's latents start, n − l: the first position that every model of a
+// comparison with that family is scored on (BitsFrom), the only ones it predicts.
+func (s ECPSizes) FirstLatent() int { return s.N - s.Latents() }
 
 // LossByPosition is the mean over runs of the valid loss (bits per byte) by
 // window position, averaged over bins of bin positions, each drawn at its
