@@ -75,17 +75,14 @@ func (r Trained) Acc() float64 {
 // returns it. With reuse=true (the notebooks' default) a run already in the run
 // cache is read, not trained again.
 func Train(options string) Trained {
-	r := trainQuietly(options)
+	r := Must(train(options))
 	fmt.Println(r.summary())
 	return r
 }
 
-// trainQuietly is Train without the summary line (progress and the live plot
-// still show while a run trains).
-func trainQuietly(options string) Trained { return Must(tryTrain(options)) }
-
-// tryTrain is trainQuietly returning the run's error.
-func tryTrain(options string) (Trained, error) {
+// train runs `train OPTIONS` in the session without the summary line
+// (progress and the live plot still show while a run trains).
+func train(options string) (Trained, error) {
 	results, err := run("train "+options, true)
 	if err != nil {
 		return Trained{}, err
@@ -97,6 +94,12 @@ func tryTrain(options string) (Trained, error) {
 	return r, results[len(results)-1].Decode(&r)
 }
 
+// The runs of a list of variants, seeds 1..seeds each, come from one of four
+// names that say what differs: TrainSeeds prints each run on one line (the
+// cell that trains them), ReadSeeds reads the same runs back quietly (the
+// cells after it: the run cache holds them); as methods of an Experiment,
+// both train an undertrained variant's seed 1 only (Experiment.Floor).
+
 // TrainSeeds trains each variant with seeds 1..seeds on shared options,
 // prints each run on one line and returns the runs by label, each in seed
 // order.
@@ -104,9 +107,9 @@ func TrainSeeds(shared string, variants []Variant, seeds int) map[string][]Train
 	return trainSeeds(shared, variants, func(Variant) int { return seeds }, true)
 }
 
-// Runs is TrainSeeds without the lines: for the cells after the one that
-// trained, which read the same runs back from the run cache.
-func Runs(shared string, variants []Variant, seeds int) map[string][]Trained {
+// ReadSeeds is TrainSeeds without the lines: for the cells after the one
+// that trained, which read the same runs back from the run cache.
+func ReadSeeds(shared string, variants []Variant, seeds int) map[string][]Trained {
 	return trainSeeds(shared, variants, func(Variant) int { return seeds }, false)
 }
 
@@ -116,8 +119,8 @@ func (e *Experiment) TrainSeeds(shared string, variants []Variant, seeds int) ma
 	return trainSeeds(shared, variants, e.seedsOf(seeds), true)
 }
 
-// SeedRuns is nb.Runs for the models e tuned, as e.TrainSeeds trains them.
-func (e *Experiment) SeedRuns(shared string, variants []Variant, seeds int) map[string][]Trained {
+// ReadSeeds is nb.ReadSeeds for the models e tuned, as e.TrainSeeds trains them.
+func (e *Experiment) ReadSeeds(shared string, variants []Variant, seeds int) map[string][]Trained {
 	return trainSeeds(shared, variants, e.seedsOf(seeds), false)
 }
 
@@ -138,7 +141,7 @@ func trainSeeds(shared string, variants []Variant, seedsOf func(Variant) int, ve
 	out := map[string][]Trained{}
 	for _, v := range variants {
 		for seed := 1; seed <= seedsOf(v); seed++ {
-			r := trainQuietly(fmt.Sprintf("%s %s seed=%d", shared, v.Options, seed))
+			r := Must(train(fmt.Sprintf("%s %s seed=%d", shared, v.Options, seed)))
 			if verbose {
 				fmt.Printf("%-22s seed %d: %s\n", v.Label, seed, r.summary())
 			}
@@ -272,7 +275,7 @@ func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, los
 
 // sweepRun trains variant v's seed 1 at rate lr and adds its loss to sweep.
 func sweepRun(sweep *results.Sweep, shared string, v Variant, lr float64, loss func(Trained) float64) {
-	r, err := tryTrain(fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr))
+	r, err := train(fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr))
 	if err != nil && strings.Contains(err.Error(), "not finite") {
 		// A rate that diverges is one answer of the sweep, not the end of the cell.
 		sweep.Add(lr, 0, true)

@@ -53,7 +53,7 @@ func PiChoiceRuns(shared string, pi Variant, runs []Trained, value func(Trained)
 	out := []PiSetting{{Label: "M skips (default)", Values: Values(runs, value), SkipMass: SkipMass(runs[0].Checkpoint)}}
 	for _, choice := range PiChoices {
 		variant := Variant{Label: choice.Label, Options: pi.Options + " " + choice.Options}
-		trained := Runs(shared, []Variant{variant}, len(runs))[choice.Label]
+		trained := ReadSeeds(shared, []Variant{variant}, len(runs))[choice.Label]
 		out = append(out, PiSetting{Label: choice.Label, Values: Values(trained, value), SkipMass: SkipMass(trained[0].Checkpoint)})
 	}
 	return out

@@ -85,7 +85,7 @@ func TestNotebookExperimentHelpers(t *testing.T) {
 	shared := "data=opticks n=32 dim=16 heads=2 layers=1 batch=2 steps=3 warmup=1 lr=1e-3 eval_every=0 eval_batches=2 reuse=true"
 	variants := []nb.Variant{{Label: "dense", Options: "model=full"}, {Label: "ECP", Options: "model=ecp half_segment=8"}}
 	trained := nb.TrainSeeds(shared, variants, 2)
-	again := nb.Runs(shared, variants, 2)
+	again := nb.ReadSeeds(shared, variants, 2)
 	for _, v := range variants {
 		runs := trained[v.Label]
 		if len(runs) != 2 || len(again[v.Label]) != 2 {
