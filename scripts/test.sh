@@ -6,7 +6,8 @@
 #   4. the notebooks and the workshop's exercise solutions, executed headless in quick mode through an ecpi kernel
 #      of this checkout installed for this run only, and `make notebook`'s server started, asked for it and stopped;
 #   5. the docker-compose file, validated; the committed verdicts recomputed (ecpi experiments verify); the GPU
-#      check's CPU half (scripts/gpu-check.sh run --cpu).
+#      check's CPU half (scripts/gpu-check.sh run --cpu);
+#   6. `make demo`'s script, whole (about 3 minutes): its model must reach under 2.5 bits per byte and print a sample.
 # Each step prints its runner's own summary; the script fails if any step fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +66,7 @@ if ! command -v docker-compose >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
 fi
 step "docker-compose file" bash tests/compose_test.sh
+step "make demo reaches words (about 3 min)" bash tests/demo_test.sh
 if grep -q -E '^(--- FAIL|FAIL|panic: )' "$gotest_log"; then
   echo
   echo "==== go test's failures, in short (the whole output is above)"
