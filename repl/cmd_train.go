@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/cluster/runcache"
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
@@ -126,8 +127,14 @@ func runTrain(c *Call) error {
 	if err != nil {
 		return Usagef("%v", err)
 	}
+	run := c.Session.pool.Run
+	if o.Reuse {
+		// Other processes, on other machines, may share the run cache: a
+		// Slurm batch's tasks, another notebook.
+		run = runcache.Train
+	}
 	line := NewLossLine(c, "")
-	r, err := c.Session.pool.Run(c.Ctx, o, line.Update)
+	r, err := run(c.Ctx, o, line.Update)
 	line.End()
 	if err != nil {
 		return err
