@@ -178,9 +178,12 @@ func (b *batch) submit(indices []int) error {
 		}
 	}
 	args = append(append(args, b.Sbatch...), filepath.Join(b.dir, "task.sh"))
-	out, err := exec.Command("sbatch", args...).CombinedOutput()
+	cmd := exec.Command("sbatch", args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("sbatch %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("sbatch %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	job, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";") // job[;cluster]
 	if _, err := strconv.Atoi(job); err != nil {
