@@ -52,7 +52,8 @@ func FromEnv() (Executor, error) {
 //
 //	slurm partition=gpu time=2:00:00 gres=gpu:1 retries=2 sbatch=--qos=high sbatch=--account=lab
 //
-// sbatch= passes one argument to sbatch as it is (repeat it for more).
+// sbatch= passes one argument to sbatch as it is (repeat it for more); poll=
+// is how often the batch's tasks are looked at (5s).
 func Parse(spec string) (Executor, error) {
 	words := strings.Fields(spec)
 	if len(words) == 0 || (words[0] == "local" && len(words) == 1) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestParse: local by default; slurm with its knobs; a wrong spec names the
@@ -15,18 +16,19 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, %v; want Local", spec, e, err)
 		}
 	}
-	e, err := Parse("slurm partition=gpu time=1:00:00 gres=gpu:2 retries=5 sbatch=--qos=high sbatch=--account=lab")
+	e, err := Parse("slurm partition=gpu time=1:00:00 gres=gpu:2 retries=5 sbatch=--qos=high sbatch=--account=lab poll=2s")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := e.(*Slurm)
-	if s.Partition != "gpu" || s.Time != "1:00:00" || s.Gres != "gpu:2" || s.Retries != 5 || !slices.Equal(s.Sbatch, []string{"--qos=high", "--account=lab"}) {
+	if s.Partition != "gpu" || s.Time != "1:00:00" || s.Gres != "gpu:2" || s.Retries != 5 || s.Poll != 2*time.Second || !slices.Equal(s.Sbatch, []string{"--qos=high", "--account=lab"}) {
 		t.Errorf("knobs read as %+v", s)
 	}
 	for spec, want := range map[string]string{
 		"kubernetes":          "choose local or slurm",
 		"slurm nodes=4":       `unknown knob "nodes"`,
 		"slurm retries=-1":    "retries=-1 must be",
+		"slurm poll=0s":       "poll=0s must be a duration",
 		"slurm gpu":           `"gpu" is not name=value`,
 		"local partition=gpu": "choose local or slurm",
 	} {

@@ -36,7 +36,7 @@ type Slurm struct {
 }
 
 // slurmKnobs are the names Parse reads after "slurm".
-var slurmKnobs = []string{"partition", "time", "gres", "retries", "sbatch"}
+var slurmKnobs = []string{"partition", "time", "gres", "retries", "sbatch", "poll"}
 
 // DefaultSlurm is the slurm executor before its knobs.
 func DefaultSlurm() *Slurm {
@@ -53,6 +53,12 @@ func (s *Slurm) set(name, value string) error {
 		s.Gres = value
 	case "sbatch":
 		s.Sbatch = append(s.Sbatch, value)
+	case "poll":
+		d, err := time.ParseDuration(value)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("poll=%s must be a duration above 0, like 5s", value)
+		}
+		s.Poll = d
 	case "retries":
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 0 {
@@ -227,10 +233,11 @@ func (b *batch) wait(ctx context.Context) error {
 	}
 }
 
-// queue is the state of each of the batch's tasks still in Slurm's queue, by
-// job id (job_index).
+// queue is the state of each of this user's tasks in Slurm's queue, by job id
+// (job_index). Asking for the batch's jobs by id would fail once Slurm forgot
+// one that ended (MinJobAge).
 func (b *batch) queue() (map[string]string, error) {
-	out, err := exec.Command("squeue", "-h", "-r", "-o", "%i %T", "-j", strings.Join(b.jobs(), ",")).Output()
+	out, err := exec.Command("squeue", "--me", "-h", "-r", "-o", "%i %T").Output()
 	if err != nil {
 		return nil, fmt.Errorf("squeue: %w", err)
 	}
