@@ -127,19 +127,23 @@ func runTrain(c *Call) error {
 	if err != nil {
 		return Usagef("%v", err)
 	}
-	run := c.Session.pool.Run
-	if o.Reuse {
-		// Other processes, on other machines, may share the run cache: a
-		// Slurm batch's tasks, another notebook.
-		run = runcache.Train
-	}
 	line := NewLossLine(c, "")
-	r, err := run(c.Ctx, o, line.Update)
+	r, err := trainRun(c, o, line.Update)
 	line.End()
 	if err != nil {
 		return err
 	}
 	return finishRun(c, r)
+}
+
+// trainRun trains o in the session's pool, or, with reuse=true, through the
+// run cache, which other processes on other machines may share (a Slurm
+// batch's tasks, another notebook).
+func trainRun(c *Call, o train.Options, progress func(train.Progress)) (*train.Result, error) {
+	if o.Reuse {
+		return runcache.Train(c.Ctx, o, progress)
+	}
+	return c.Session.pool.Run(c.Ctx, o, progress)
 }
 
 // runValues are the options of one run (train, retrieval): those of

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ecpi-dev/ecpi/cluster"
 	"github.com/ecpi-dev/ecpi/nb"
+	"github.com/ecpi-dev/ecpi/repl"
 	"github.com/ecpi-dev/ecpi/results"
 )
 
@@ -185,4 +187,40 @@ func jobOf(log string) int {
 	job, _, _ := strings.Cut(filepath.Base(log), "_")
 	n, _ := strconv.Atoi(job)
 	return n
+}
+
+// TestCompareThroughSlurm: `compare executor=slurm` trains its models as one
+// job array into the run cache, and its results are a local compare's.
+func TestCompareThroughSlurm(t *testing.T) {
+	realSlurm(t)
+	home := preparedHome(t)
+	compare := []string{"compare", "models=ecp,full", "data=opticks", "n=32", "half_segment=8", "dim=16", "heads=2", "layers=1", "batch=4", "steps=10",
+		"eval_every=0", "eval_batches=2", "backend=go", "seed=3"}
+	slurmRuns := t.TempDir()
+	t.Setenv("ECPI_RUNS", slurmRuns)
+	out, err := ecpiCommand(t, home, append(compare, "executor=slurm poll=300ms")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("compare through Slurm: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "2 of 2 runs done, 0 running, 0 pending, 0 failed") {
+		t.Errorf("compare did not run its models as a Slurm batch:\n%s", out)
+	}
+	rows := func(runs string, extra ...string) []repl.ComparisonRow {
+		t.Setenv("ECPI_RUNS", runs)
+		b, err := ecpiCommand(t, home, append(append(compare, extra...), "--json")...).Output()
+		var cmp repl.Comparison
+		if err == nil {
+			err = json.Unmarshal(b, &cmp)
+		}
+		if err != nil || len(cmp.Rows) != 2 {
+			t.Fatalf("compare %q: %v: %s", extra, err, b)
+		}
+		return cmp.Rows
+	}
+	cached, local := rows(slurmRuns, "reuse=true"), rows(t.TempDir())
+	for i, r := range local {
+		if !slices.Equal(cached[i].Losses, r.Losses) || cached[i].ValidLoss != r.ValidLoss {
+			t.Errorf("%s: Slurm's run (valid loss %v) differs from the local one (%v)", r.Model, cached[i].ValidLoss, r.ValidLoss)
+		}
+	}
 }
