@@ -154,13 +154,18 @@ func (s *Slurm) prepare(runs []string) (*batch, error) {
 		return nil, err
 	}
 	// A task writes its exit status only when ecpi ends by itself: one killed
-	// from outside takes its shell with it and leaves none.
+	// from outside takes its shell with it and leaves none. A run that ecpi
+	// stopped on a signal (SIGINT: a checkpoint, then status 0) ends its log
+	// with "interrupted:" and counts as killed too.
 	script := fmt.Sprintf(`#!/bin/bash
 # One run of an ecpi batch (line SLURM_ARRAY_TASK_ID+1 of runs), through the shared run cache.
 set -f
 line=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" '%[1]s/runs')
 '%[2]s' train $line reuse=true
 status=$?
+if [ $status -eq 0 ] && tail -n 1 '%[1]s/'"${SLURM_ARRAY_JOB_ID}_$SLURM_ARRAY_TASK_ID.log" | grep -q '^interrupted: '; then
+  exit 1
+fi
 echo $status > '%[1]s/exit-'"$SLURM_ARRAY_TASK_ID-$SLURM_ARRAY_JOB_ID"
 exit $status
 `, dir, bin)

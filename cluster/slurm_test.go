@@ -73,6 +73,19 @@ func TestSlurmBatch(t *testing.T) {
 	}
 }
 
+// TestSlurmRetriesAnInterruptedRun: a run ecpi stopped on a signal (status
+// 0, its log ending "interrupted:") is not finished: it is submitted again.
+func TestSlurmRetriesAnInterruptedRun(t *testing.T) {
+	s, out, state := fakeSlurm(t)
+	failed, err := s.Execute(context.Background(), []string{"model=ecp interruptonce"})
+	if err != nil || failed[0] != nil {
+		t.Fatalf("Execute: %v, %v", failed, err)
+	}
+	if trained := lines(t, filepath.Join(state, "trained")); len(trained) != 1 || !strings.Contains(out.String(), "was killed (Slurm job 100_0)") {
+		t.Fatalf("the interrupted run was not submitted again (trained %q):\n%s", trained, out)
+	}
+}
+
 // TestSlurmGivesUpAfterRetries: a task killed more times than Retries allows
 // is a failed run, with its job ids.
 func TestSlurmGivesUpAfterRetries(t *testing.T) {
