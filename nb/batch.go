@@ -21,26 +21,47 @@ func UseExecutor(spec string) { executor = Must(cluster.Parse(spec)) }
 // batch hands runs (each a train line's options) to the executor as one batch
 // and returns a reader of run i's result. With the local executor the session
 // trains each run as it is read (reuse=true reads a cached one), as a single
-// Train does; with another, every run has been executed by the time batch
-// returns, and reading it reads the run cache. Ctrl-C while a batch runs
-// cancels it (the Slurm executor cancels its jobs).
+// Train does; another executes the runs not yet in the run cache (a cell run
+// again submits nothing) before batch returns, and reading a run reads the run
+// cache. Ctrl-C while a batch runs cancels it (the Slurm executor cancels its
+// jobs).
 func batch(runs []string) func(i int) (Trained, error) {
 	if executor == nil {
 		executor = Must(cluster.FromEnv())
 	}
+	failed := make([]error, len(runs))
+	var todo []string
+	var of []int // the run of each of todo
 	if _, local := executor.(cluster.Local); !local {
 		for i := range runs {
 			runs[i] += " reuse=true" // executed into the run cache, read from it
+			if !cached(runs[i]) {
+				todo, of = append(todo, runs[i]), append(of, i)
+			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	failed, err := executor.Execute(ctx, runs)
-	stop()
-	Must(0, err)
+	if len(todo) > 0 {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		failedTodo, err := executor.Execute(ctx, todo)
+		stop()
+		Must(0, err)
+		for j, err := range failedTodo {
+			failed[of[j]] = err
+		}
+	}
 	return func(i int) (Trained, error) {
 		if failed[i] != nil {
 			return Trained{}, failed[i]
 		}
 		return tryTrain(runs[i])
 	}
+}
+
+// cached asks the session whether the run of a train line's options is
+// finished in the run cache.
+func cached(run string) bool {
+	line := "cached " + run
+	return lastOf[struct {
+		Cached bool `json:"cached"`
+	}](line, Query(line)).Cached
 }

@@ -31,6 +31,14 @@ func init() {
 		Run:     runTrain,
 	})
 	Register(&Command{
+		Name:    "cached",
+		Summary: "whether a run is finished in the run cache: train with the same options and reuse=true reads it",
+		Details: "Takes train's options. An executor other than local (docs/cluster.md) asks it of every run of a\n" +
+			"batch, so that only the runs not yet cached are submitted.",
+		Options: trainOptions(),
+		Run:     runCachedQuery,
+	})
+	Register(&Command{
 		Name:    "resume",
 		Summary: "continue a run from its last checkpoint, exactly as if it had not stopped",
 		Details: "steps= (the total to reach), eval_every=, eval_batches=, protocol=, keep=, backend= and devices=\n" +
@@ -119,13 +127,9 @@ func trainOptions() []Option {
 }
 
 func runTrain(c *Call) error {
-	values, err := runValues(c)
+	o, err := runOptions(c)
 	if err != nil {
 		return err
-	}
-	o, err := train.ParseOptions(values)
-	if err != nil {
-		return Usagef("%v", err)
 	}
 	line := NewLossLine(c, "")
 	r, err := trainRun(c, o, line.Update)
@@ -134,6 +138,44 @@ func runTrain(c *Call) error {
 		return err
 	}
 	return finishRun(c, r)
+}
+
+// CachedRun says whether a run is finished in the run cache, and its folder there.
+type CachedRun struct {
+	Cached bool   `json:"cached"`
+	Run    string `json:"run"`
+}
+
+func (r CachedRun) Text() string {
+	if r.Cached {
+		return "finished in the run cache: " + r.Run
+	}
+	return "not in the run cache (or not finished): " + r.Run
+}
+
+func runCachedQuery(c *Call) error {
+	o, err := runOptions(c)
+	if err != nil {
+		return err
+	}
+	dir, cached, err := runcache.Cached(o)
+	if err != nil {
+		return err
+	}
+	return c.Emit(CachedRun{Cached: cached, Run: dir})
+}
+
+// runOptions are the training options of one run (train, cached).
+func runOptions(c *Call) (train.Options, error) {
+	values, err := runValues(c)
+	if err != nil {
+		return train.Options{}, err
+	}
+	o, err := train.ParseOptions(values)
+	if err != nil {
+		return o, Usagef("%v", err)
+	}
+	return o, nil
 }
 
 // trainRun trains o in the session's pool, or, with reuse=true, through the

@@ -7,14 +7,15 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/cluster"
+	"github.com/ecpi-dev/ecpi/cluster/runcache"
 	"github.com/ecpi-dev/ecpi/train"
 )
 
 // executeElsewhere hands a command's runs (their options, and each as a train
 // line) to the executor spec names ("": $ECPI_EXECUTOR's) when it is not the
-// local one, and makes each run reuse=true, to be read from the run cache it
-// was trained into. names name the runs in a failure. Ctrl-C cancels the
-// batch.
+// local one (those not already in the run cache), and makes each run
+// reuse=true, to be read from the run cache it was trained into. names name
+// the runs in a failure. Ctrl-C cancels the batch.
 func executeElsewhere(c *Call, spec string, runs []train.Options, lines, names []string) error {
 	e, err := cluster.FromEnv()
 	if spec != "" {
@@ -34,18 +35,21 @@ func executeElsewhere(c *Call, spec string, runs []train.Options, lines, names [
 			s.Binary = self // the tasks run this ecpi, unless ECPI_BIN names another
 		}
 	}
-	batch := make([]string, len(lines))
+	var batch []string
+	var of []int // the run of each line of the batch
 	for i, line := range lines {
-		batch[i] = line + " reuse=true"
 		runs[i].Reuse = true
+		if _, cached, err := runcache.Cached(runs[i]); err != nil || !cached {
+			batch, of = append(batch, line+" reuse=true"), append(of, i)
+		}
 	}
 	failed, err := e.Execute(c.Ctx, batch)
 	if err != nil {
 		return err
 	}
-	for i, err := range failed {
+	for j, err := range failed {
 		if err != nil {
-			return fmt.Errorf("training %s: %w", names[i], err)
+			return fmt.Errorf("training %s: %w", names[of[j]], err)
 		}
 	}
 	return nil

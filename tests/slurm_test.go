@@ -205,6 +205,10 @@ func TestCompareThroughSlurm(t *testing.T) {
 	if !strings.Contains(string(out), "2 of 2 runs done, 0 running, 0 pending, 0 failed") {
 		t.Errorf("compare did not run its models as a Slurm batch:\n%s", out)
 	}
+	ecp := append([]string{"cached", "model=ecp"}, compare[2:]...)
+	if b, err := ecpiCommand(t, home, append(ecp, "--json")...).Output(); err != nil || !strings.Contains(string(b), `"cached":true`) {
+		t.Errorf("ecpi cached for compare's ecp run: %v: %s; want it cached", err, b)
+	}
 	rows := func(runs string, extra ...string) []repl.ComparisonRow {
 		t.Setenv("ECPI_RUNS", runs)
 		b, err := ecpiCommand(t, home, append(append(compare, extra...), "--json")...).Output()

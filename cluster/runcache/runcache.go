@@ -57,13 +57,12 @@ func Dir(o train.Options) (string, error) {
 	return filepath.Join(train.RunsDir(o.Home), "cache", fmt.Sprintf("%s-%s-%s", o.Model.Model, o.Data, key)), nil
 }
 
-// Cached reports whether o's run has its result in the run cache.
-func Cached(o train.Options) (bool, error) {
-	dir, err := Dir(o)
-	if err != nil {
-		return false, err
+// Cached reports whether o's run has its result in the run cache, in dir.
+func Cached(o train.Options) (dir string, cached bool, err error) {
+	if dir, err = Dir(o); err != nil {
+		return "", false, err
 	}
-	return exists(filepath.Join(dir, resultFile)), nil
+	return dir, exists(filepath.Join(dir, resultFile)), nil
 }
 
 // PollEvery is how often a process waiting for another's run looks again.

@@ -131,7 +131,7 @@ func TestDirIsTrains(t *testing.T) {
 	if err != nil || dir != r.Run {
 		t.Fatalf("Dir is %s (%v); train's run cache used %s", dir, err, r.Run)
 	}
-	if cached, err := Cached(o); !cached || err != nil {
+	if dir, cached, err := Cached(o); !cached || dir != r.Run || err != nil {
 		t.Fatalf("a finished run is not Cached (%v)", err)
 	}
 }
