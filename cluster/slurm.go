@@ -126,15 +126,18 @@ func (s *Slurm) prepare(runs []string) (*batch, error) {
 	if runsDir == "" {
 		return nil, errors.New("executor slurm needs ECPI_RUNS: the run cache on a filesystem that every node shares")
 	}
-	bin := s.Binary
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("ecpi"); err != nil {
-			return nil, errors.New("executor slurm: no ecpi binary for the tasks: set ECPI_BIN or put ecpi on the PATH (every node must reach it)")
-		}
+	bin, err := s.binary()
+	if err != nil {
+		return nil, err
 	}
-	if abs, err := filepath.Abs(bin); err == nil {
-		bin = abs
+	// The task script quotes paths in '...' and splits a run's options into words.
+	if strings.ContainsRune(runsDir+bin, '\'') {
+		return nil, fmt.Errorf("executor slurm: paths with a quote (%s, %s) cannot be passed to tasks", runsDir, bin)
+	}
+	for _, run := range runs {
+		if strings.ContainsAny(run, "\n'\"\\$`") {
+			return nil, fmt.Errorf("executor slurm: run %q: options with quotes, $, ` or \\ are not passed to tasks", run)
+		}
 	}
 	if err := os.MkdirAll(filepath.Join(runsDir, "slurm"), 0o755); err != nil {
 		return nil, err
@@ -144,10 +147,7 @@ func (s *Slurm) prepare(runs []string) (*batch, error) {
 		return nil, err
 	}
 	b := &batch{Slurm: s, dir: dir, runs: runs}
-	for i, run := range runs {
-		if strings.ContainsAny(run, "\n'\"\\$`") {
-			return nil, fmt.Errorf("executor slurm: run %q: options with quotes, $, ` or \\ are not passed to tasks", run)
-		}
+	for i := range runs {
 		b.tasks = append(b.tasks, &task{index: i, state: "pending"})
 	}
 	if err := os.WriteFile(filepath.Join(dir, "runs"), []byte(strings.Join(runs, "\n")+"\n"), 0o644); err != nil {
@@ -169,10 +169,19 @@ fi
 echo $status > '%[1]s/exit-'"$SLURM_ARRAY_TASK_ID-$SLURM_ARRAY_JOB_ID"
 exit $status
 `, dir, bin)
-	if strings.ContainsRune(dir+bin, '\'') {
-		return nil, fmt.Errorf("executor slurm: paths with a quote (%s, %s) cannot be passed to tasks", dir, bin)
-	}
 	return b, os.WriteFile(filepath.Join(dir, "task.sh"), []byte(script), 0o755)
+}
+
+// binary is the ecpi the tasks run, as an absolute path.
+func (s *Slurm) binary() (string, error) {
+	bin := s.Binary
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("ecpi"); err != nil {
+			return "", errors.New("executor slurm: no ecpi binary for the tasks: set ECPI_BIN or put ecpi on the PATH (every node must reach it)")
+		}
+	}
+	return filepath.Abs(bin)
 }
 
 // submit submits the tasks of indices as one job array.

@@ -119,11 +119,19 @@ func TestSlurmCancel(t *testing.T) {
 	}
 }
 
-// TestSlurmNeedsASharedRunCache: without ECPI_RUNS there is no rendezvous.
-func TestSlurmNeedsASharedRunCache(t *testing.T) {
-	s, _, _ := fakeSlurm(t)
+// TestSlurmRefusesWhatTasksCannotRun: options a task's shell would read
+// otherwise are refused, and so is a batch without ECPI_RUNS (no rendezvous),
+// before anything is submitted.
+func TestSlurmRefusesWhatTasksCannotRun(t *testing.T) {
+	s, _, state := fakeSlurm(t)
+	if _, err := s.Execute(context.Background(), []string{"model=ecp", "data=$HOME"}); err == nil || !strings.Contains(err.Error(), "not passed to tasks") {
+		t.Errorf("Execute of a run with $: %v", err)
+	}
 	t.Setenv("ECPI_RUNS", "")
 	if _, err := s.Execute(context.Background(), []string{"model=ecp"}); err == nil || !strings.Contains(err.Error(), "ECPI_RUNS") {
-		t.Fatalf("Execute without ECPI_RUNS: %v", err)
+		t.Errorf("Execute without ECPI_RUNS: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(state, "sbatch.args")); !os.IsNotExist(err) {
+		t.Errorf("a refused batch was submitted (%v)", err)
 	}
 }

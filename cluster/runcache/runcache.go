@@ -102,9 +102,9 @@ func Train(ctx context.Context, o train.Options, progress func(train.Progress)) 
 // trainClaimed trains, resumes or rebuilds the run in dir, holding its claim
 // c: training stops (with a checkpoint) if the claim is lost.
 func trainClaimed(ctx context.Context, c *held, o train.Options, dir string, progress func(train.Progress)) (*train.Result, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	defer c.release()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the heartbeat stops before the claim is released
 	go c.beat(ctx, cancel)
 	if finished, err := finishedWithoutResult(dir, o.Steps); err != nil || finished {
 		if err != nil {
