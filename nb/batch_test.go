@@ -6,11 +6,14 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ecpi-dev/ecpi/cluster"
 )
@@ -128,5 +131,42 @@ func TestBatchesGoToTheExecutor(t *testing.T) {
 	}
 	if s := e.Sweeps; len(s) != 2 || !s[0].DivergedAt(slices.Index(s[0].LR, 0.4)) || !strings.Contains(tuned[0].Options, "lr=0.0") {
 		t.Fatalf("sweeps %+v, tuned %v; want lr=0.4 diverged and a rate below the grid chosen", e.Sweeps, tuned)
+	}
+}
+
+// blocking is an executor that waits for its batch to be cancelled.
+type blocking struct{}
+
+func (blocking) Execute(ctx context.Context, runs []string) ([]error, error) {
+	<-ctx.Done()
+	failed := make([]error, len(runs))
+	for i := range failed {
+		failed[i] = context.Cause(ctx)
+	}
+	return failed, nil
+}
+
+// TestCtrlCCancelsTheBatch: the SIGINT that interrupts a cell (GoNB sends
+// it) reaches the executor as its batch's cancellation.
+func TestCtrlCCancelsTheBatch(t *testing.T) {
+	serveFake(t)
+	defer func(e cluster.Executor) { executor = e }(executor)
+	executor = blocking{}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	}()
+	done := make(chan error)
+	go func() {
+		_, err := batch([]string{"model=ecp"})(0)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "interrupt") {
+			t.Fatalf("the batch ended with %v; want it cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGINT did not cancel the batch")
 	}
 }
