@@ -296,17 +296,31 @@ func TestClaimsOfGoneHoldersAreTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
+	// Slurm's queue is cluster's stand-in squeue: it lists $FAKE_SLURM/queue.
+	fakeSlurm, err := filepath.Abs("../testdata/fakeslurm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", fakeSlurm+":"+os.Getenv("PATH"))
+	queue := t.TempDir()
+	t.Setenv("FAKE_SLURM", queue)
 	for _, tc := range []struct {
 		name   string
 		holder claimant
 		age    time.Duration
+		queued string // what squeue says of the holder's job
 		taken  bool
 	}{
-		{"ended process", claimant{Host: host, PID: ended.Process.Pid, Token: "a"}, 0, true},
-		{"stale heartbeat", claimant{Host: "elsewhere", PID: 1, Token: "b"}, 2 * StaleAfter, true},
-		{"live holder", claimant{Host: "elsewhere", PID: 1, Token: "c"}, 0, false},
+		{"ended process", claimant{Host: host, PID: ended.Process.Pid, Token: "a"}, 0, "", true},
+		{"stale heartbeat", claimant{Host: "elsewhere", PID: 1, Token: "b"}, 2 * StaleAfter, "", true},
+		{"live holder", claimant{Host: "elsewhere", PID: 1, Token: "c"}, 0, "", false},
+		{"ended Slurm job", claimant{Host: "elsewhere", PID: 1, Job: "123_4", Token: "d"}, 0, "", true},
+		{"running Slurm job", claimant{Host: "elsewhere", PID: 1, Job: "123_5", Token: "e"}, 0, "RUNNING\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(queue, "queue"), []byte(tc.queued), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			o := tiny(t, map[string]string{"steps": "2", "eval_every": "0"})
 			dir, _ := Dir(o)
 			writeClaim(t, dir, tc.holder, tc.age)
