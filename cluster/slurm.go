@@ -160,6 +160,7 @@ func (s *Slurm) prepare(runs []string) (*batch, error) {
 	script := fmt.Sprintf(`#!/bin/bash
 # One run of an ecpi batch (line SLURM_ARRAY_TASK_ID+1 of runs), through the shared run cache.
 set -f
+echo "Slurm job ${SLURM_ARRAY_JOB_ID}_$SLURM_ARRAY_TASK_ID on node $SLURMD_NODENAME"
 line=$(sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" '%[1]s/runs')
 '%[2]s' train $line reuse=true
 status=$?

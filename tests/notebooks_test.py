@@ -143,11 +143,14 @@ SLURM_NOTEBOOK = os.environ.get("ECPI_SLURM_NOTEBOOK", "01-ecp-language-modeling
 def results_text(nb):
     """The notebook's results as text: what its cells print and its markdown (tables, claims), without what
     depends on where and how fast a run trained: the executor's progress, seconds, tokens/s columns."""
+    join = lambda text: "".join(text) if isinstance(text, list) else text
     lines = []
     for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            text = out.get("text", "") if out.get("name") == "stdout" else out.get("data", {}).get("text/markdown", "")
-            text = "".join(text) if isinstance(text, list) else text
+        outputs = cell.get("outputs", [])
+        # A cell's printed text arrives in chunks that may split a line: it is read whole.
+        texts = ["".join(join(out.get("text", "")) for out in outputs if out.get("name") == "stdout")]
+        texts += [join(out["data"]["text/markdown"]) for out in outputs if "text/markdown" in out.get("data", {})]
+        for text in texts:
             drop = set()  # a table's columns that measure speed
             for line in text.splitlines():
                 if re.match(r"^(Slurm job |run \d+ of \d+ )", line):
@@ -206,6 +209,7 @@ class SlurmNotebookTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as local, tempfile.TemporaryDirectory() as shared:
             want = results_text(self.execute(local, "local"))
             got = results_text(self.execute(shared, "slurm poll=1s"))
+            self.maxDiff = None
             self.assertEqual(got, want, "the notebook's results through Slurm differ from the local executor's")
             # The same runs, by their run cache keys; each run a task trained was trained by that task alone.
             runs = lambda root: sorted(p.name for p in pathlib.Path(root, "cache").iterdir() if p.is_dir())

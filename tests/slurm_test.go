@@ -20,7 +20,7 @@ import (
 )
 
 // realSlurm starts a real Slurm for the test (scripts/slurm-local.sh: Debian's
-// munged, slurmctld and slurmd, one node with two slots) and stops it after.
+// munged, slurmctld and two slurmd, nodes n1 and n2) and stops it after.
 // It needs ECPI_TEST_SLURM=1, which scripts/test.sh sets: starting it may
 // install Debian packages.
 func realSlurm(t *testing.T) {
@@ -104,12 +104,18 @@ func TestNotebookThroughSlurm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trained := 0
+	trained, nodes := 0, map[string]bool{}
 	for _, log := range logs {
 		text, _ := os.ReadFile(log)
 		if strings.Contains(string(text), "step 10: valid") {
 			trained++
 		}
+		for _, node := range []string{"n1", "n2"} {
+			nodes[node] = nodes[node] || strings.Contains(string(text), "on node "+node+"\n")
+		}
+	}
+	if !nodes["n1"] || !nodes["n2"] {
+		t.Errorf("the tasks ran on nodes %v; want both of Slurm's nodes used", nodes)
 	}
 	if want := len(cached(t, localRuns)); len(cached(t, slurmRuns)) != want || trained != want {
 		t.Errorf("%d runs, %d cached under Slurm, %d trained by its tasks (of %d logs); want each run trained once",
