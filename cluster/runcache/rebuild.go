@@ -25,11 +25,15 @@ func rebuild(ctx context.Context, o train.Options, dir string) (*train.Result, e
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding the result of %s: %w", dir, err)
 	}
+	backend, err := train.Backend(o.Backend) // the one Open chose, kept per process
+	if err != nil {
+		return nil, err
+	}
 	m := l.Manifest
 	eval := e.Eval
 	eval.Step = m.Step
 	r := &train.Result{Model: m.Family, Data: m.Options.Data, Task: m.Task, Config: m.Config, Params: params(m),
-		Backend: o.Backend, Devices: o.Devices, Steps: m.Step, Checkpoint: l.Dir, Run: dir, Losses: m.Losses, Eval: &eval,
+		Backend: backend.Name, Devices: o.Devices, Steps: m.Step, Checkpoint: l.Dir, Run: dir, Losses: m.Losses, Eval: &eval,
 		ValidLoss: eval.Loss, ValidPPL: eval.PPL, ValidBPC: eval.BPC, ValidStep: eval.Step}
 	if m.Task != train.TaskLM {
 		acc := eval.Acc

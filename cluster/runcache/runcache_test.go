@@ -157,7 +157,7 @@ func TestFinishedRunWithoutResultIsRebuilt(t *testing.T) {
 		t.Fatalf("the finished run was refused: %v", err)
 	}
 	if trained || again.Steps != first.Steps || again.Params != first.Params || again.Checkpoint != first.Checkpoint ||
-		!slices.Equal(again.Losses, first.Losses) || again.TrainLoss != first.TrainLoss {
+		!slices.Equal(again.Losses, first.Losses) || again.TrainLoss != first.TrainLoss || again.Backend != first.Backend {
 		t.Fatalf("rebuilt result differs or trained (%v):\n%+v\nwant\n%+v", trained, again, first)
 	}
 	if again.ValidLoss != first.ValidLoss || again.ValidBPC != first.ValidBPC || again.ValidStep != first.ValidStep ||
