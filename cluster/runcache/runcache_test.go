@@ -235,7 +235,7 @@ func racerCommand(home, runs string, extra map[string]string) *exec.Cmd {
 // leaves its claim; the next process takes it over and resumes the run from
 // its last checkpoint.
 func TestAKilledHoldersRunResumes(t *testing.T) {
-	extra := map[string]string{"steps": "3000", "eval_every": "20", "eval_batches": "1"}
+	extra := map[string]string{"steps": "1500", "eval_every": "20", "eval_batches": "1"}
 	o := tiny(t, extra)
 	dir, _ := Dir(o)
 	holder := racerCommand(o.Home, os.Getenv(train.RunsEnv), extra)
