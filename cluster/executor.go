@@ -28,6 +28,35 @@ type Executor interface {
 	Execute(ctx context.Context, runs []string) (failed []error, err error)
 }
 
+// ExecuteUncached executes, on e, the runs of a batch that are not yet in the
+// run cache (cached(i) says whether run i is) and returns each run's failure:
+// a batch read again submits nothing. The local executor executes nothing:
+// the session trains each run as it is read.
+func ExecuteUncached(ctx context.Context, e Executor, runs []string, cached func(i int) bool) ([]error, error) {
+	failed := make([]error, len(runs))
+	if _, local := e.(Local); local {
+		return failed, nil
+	}
+	var todo []string
+	var of []int // the run of each of todo
+	for i, run := range runs {
+		if !cached(i) {
+			todo, of = append(todo, run), append(of, i)
+		}
+	}
+	if len(todo) == 0 {
+		return failed, nil
+	}
+	failedTodo, err := e.Execute(ctx, todo)
+	if err != nil {
+		return nil, err
+	}
+	for j, err := range failedTodo {
+		failed[of[j]] = err
+	}
+	return failed, nil
+}
+
 // Local leaves every run to the session, which trains it when it is read
 // (with its progress and live plot), one after the other: ecpi's behaviour on
 // one machine.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -55,5 +56,39 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv(Env, "cloud")
 	if _, err := FromEnv(); err == nil || !strings.HasPrefix(err.Error(), Env) {
 		t.Fatalf("a wrong %s: %v; want an error naming it", Env, err)
+	}
+}
+
+// failing is an executor that keeps its batch and fails every run.
+type failing struct{ got []string }
+
+func (f *failing) Execute(_ context.Context, runs []string) ([]error, error) {
+	f.got = runs
+	failed := make([]error, len(runs))
+	for i, run := range runs {
+		failed[i] = errors.New(run + " failed")
+	}
+	return failed, nil
+}
+
+// TestExecuteUncached: only the runs not cached are executed, and each
+// failure comes back at its run's place; the local executor executes nothing.
+func TestExecuteUncached(t *testing.T) {
+	runs := []string{"a", "b", "c"}
+	cached := func(i int) bool { return runs[i] == "b" }
+	f := &failing{}
+	failed, err := ExecuteUncached(context.Background(), f, runs, cached)
+	if err != nil || !slices.Equal(f.got, []string{"a", "c"}) {
+		t.Fatalf("executed %q (%v); want a and c", f.got, err)
+	}
+	if failed[0] == nil || failed[0].Error() != "a failed" || failed[1] != nil || failed[2] == nil || failed[2].Error() != "c failed" {
+		t.Fatalf("failures %v; want a's and c's at their places", failed)
+	}
+	f.got = nil
+	if failed, err := ExecuteUncached(context.Background(), f, []string{"b"}, func(int) bool { return true }); err != nil || f.got != nil || failed[0] != nil {
+		t.Fatalf("a cached batch was executed (%q, %v)", f.got, err)
+	}
+	if failed, err := ExecuteUncached(context.Background(), Local{}, runs, func(int) bool { return false }); err != nil || len(failed) != 3 || failed[0] != nil {
+		t.Fatalf("the local executor: %v, %v", failed, err)
 	}
 }

@@ -29,26 +29,15 @@ func batch(runs []string) func(i int) (Trained, error) {
 	if executor == nil {
 		executor = Must(cluster.FromEnv())
 	}
-	failed := make([]error, len(runs))
-	var todo []string
-	var of []int // the run of each of todo
 	if _, local := executor.(cluster.Local); !local {
 		for i := range runs {
 			runs[i] += " reuse=true" // executed into the run cache, read from it
-			if !cached(runs[i]) {
-				todo, of = append(todo, runs[i]), append(of, i)
-			}
 		}
 	}
-	if len(todo) > 0 {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		failedTodo, err := executor.Execute(ctx, todo)
-		stop()
-		Must(0, err)
-		for j, err := range failedTodo {
-			failed[of[j]] = err
-		}
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	failed, err := cluster.ExecuteUncached(ctx, executor, runs, func(i int) bool { return cached(runs[i]) })
+	stop()
+	Must(0, err)
 	return func(i int) (Trained, error) {
 		if failed[i] != nil {
 			return Trained{}, failed[i]

@@ -35,21 +35,20 @@ func executeElsewhere(c *Call, spec string, runs []train.Options, lines, names [
 			s.Binary = self // the tasks run this ecpi, unless ECPI_BIN names another
 		}
 	}
-	var batch []string
-	var of []int // the run of each line of the batch
+	batch := make([]string, len(lines))
 	for i, line := range lines {
-		runs[i].Reuse = true
-		if _, cached, err := runcache.Cached(runs[i]); err != nil || !cached {
-			batch, of = append(batch, line+" reuse=true"), append(of, i)
-		}
+		batch[i], runs[i].Reuse = line+" reuse=true", true
 	}
-	failed, err := e.Execute(c.Ctx, batch)
+	failed, err := cluster.ExecuteUncached(c.Ctx, e, batch, func(i int) bool {
+		_, cached, err := runcache.Cached(runs[i])
+		return err == nil && cached
+	})
 	if err != nil {
 		return err
 	}
-	for j, err := range failed {
+	for i, err := range failed {
 		if err != nil {
-			return fmt.Errorf("training %s: %w", names[of[j]], err)
+			return fmt.Errorf("training %s: %w", names[i], err)
 		}
 	}
 	return nil
