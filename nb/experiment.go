@@ -138,15 +138,22 @@ func (e *Experiment) seedsOf(seeds int) func(Variant) int {
 }
 
 func trainSeeds(shared string, variants []Variant, seedsOf func(Variant) int, verbose bool) map[string][]Trained {
-	out := map[string][]Trained{}
+	var labels, runs []string
+	var seeds []int
 	for _, v := range variants {
 		for seed := 1; seed <= seedsOf(v); seed++ {
-			r := Must(train(fmt.Sprintf("%s %s seed=%d", shared, v.Options, seed)))
-			if verbose {
-				fmt.Printf("%-22s seed %d: %s\n", v.Label, seed, r.summary())
-			}
-			out[v.Label] = append(out[v.Label], r)
+			labels, seeds = append(labels, v.Label), append(seeds, seed)
+			runs = append(runs, fmt.Sprintf("%s %s seed=%d", shared, v.Options, seed))
 		}
+	}
+	read := batch(runs)
+	out := map[string][]Trained{}
+	for i, label := range labels {
+		r := Must(read(i))
+		if verbose {
+			fmt.Printf("%-22s seed %d: %s\n", label, seeds[i], r.summary())
+		}
+		out[label] = append(out[label], r)
 	}
 	return out
 }
@@ -249,18 +256,27 @@ func (e *Experiment) Record(experiment string, runs map[string][]Trained, metric
 // one of the same model and steps: notebooks call Tune in several cells) and
 // returns the variants with their rates.
 func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, loss func(Trained) float64) []Variant {
+	var runs []string // every variant's grid, one batch
+	for _, v := range variants {
+		for _, lr := range grid {
+			runs = append(runs, sweepOptions(shared, v, lr))
+		}
+	}
+	read := batch(runs)
 	tuned := make([]Variant, len(variants))
 	for i, v := range variants {
 		sweep := results.Sweep{Model: v.Label}
-		for _, lr := range grid {
-			sweepRun(&sweep, shared, v, lr, loss)
+		for j, lr := range grid {
+			r, err := read(i*len(grid) + j)
+			sweepRun(&sweep, v.Label, lr, loss, r, err)
 		}
 		for range results.MaxExtension {
 			lr, beyond := sweep.Beyond()
 			if !beyond {
 				break
 			}
-			sweepRun(&sweep, shared, v, lr, loss)
+			r, err := batch([]string{sweepOptions(shared, v, lr)})(0)
+			sweepRun(&sweep, v.Label, lr, loss, r, err)
 		}
 		if sweep.Chosen == 0 {
 			Must(0, fmt.Errorf("%s diverged at every learning rate of %s", v.Label, list(sweep.LR)))
@@ -273,13 +289,17 @@ func (e *Experiment) Tune(shared string, variants []Variant, grid []float64, los
 	return tuned
 }
 
-// sweepRun trains variant v's seed 1 at rate lr and adds its loss to sweep.
-func sweepRun(sweep *results.Sweep, shared string, v Variant, lr float64, loss func(Trained) float64) {
-	r, err := train(fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr))
+// sweepOptions are the options of variant v's sweep run at rate lr: seed 1.
+func sweepOptions(shared string, v Variant, lr float64) string {
+	return fmt.Sprintf("%s %s lr=%g seed=1", shared, v.Options, lr)
+}
+
+// sweepRun adds the loss of a sweep's run at rate lr (r, or its error err) to sweep.
+func sweepRun(sweep *results.Sweep, label string, lr float64, loss func(Trained) float64, r Trained, err error) {
 	if err != nil && strings.Contains(err.Error(), "not finite") {
 		// A rate that diverges is one answer of the sweep, not the end of the cell.
 		sweep.Add(lr, 0, true)
-		fmt.Printf("%-22s lr=%g diverged\n", v.Label, lr)
+		fmt.Printf("%-22s lr=%g diverged\n", label, lr)
 		return
 	}
 	Must(0, err)

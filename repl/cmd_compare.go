@@ -18,7 +18,9 @@ func init() {
 		Summary: "train several models on the same budget and print them side by side",
 		Details: "Each family in models= trains with the same data, steps and training options, and with the\n" +
 			"model options (typed or from the session) that apply to it: window=32 reaches local and pi\n" +
-			"but not ecp. pairs scored is the query-key scores per head and sequence over all layers.",
+			"but not ecp. pairs scored is the query-key scores per head and sequence over all layers.\n" +
+			"executor=\"slurm partition=gpu ...\" (or $ECPI_EXECUTOR) trains the models as one Slurm job array\n" +
+			"through the shared run cache, then reads them from it (docs/cluster.md).",
 		Options: compareOptions(),
 		Run:     runCompare,
 	})
@@ -27,11 +29,16 @@ func init() {
 // compareFamilies is compare's own option; the rest are train's, forwarded by name.
 var compareFamilies = Options[compareArgs]{
 	Table: option.Table[compareArgs]{option.List("models", "comma-separated model families to train", models.FamilyNames(),
-		func(a *compareArgs) *[]string { return &a.Models })},
+		func(a *compareArgs) *[]string { return &a.Models }),
+		option.Text("executor", "where the models train: local (in the session) or slurm with its knobs (default: $ECPI_EXECUTOR, else local)",
+			func(a *compareArgs) *string { return &a.Executor })},
 	Defaults: compareArgs{Models: models.HeadlineFamilies()},
 }
 
-type compareArgs struct{ Models []string }
+type compareArgs struct {
+	Models   []string
+	Executor string
+}
 
 // compareOptions: the families, every training option but the run folder
 // (each model gets its own), and the model options that set the budget.
@@ -97,8 +104,10 @@ func runCompare(c *Call) error {
 	}
 	families := chosen.Models
 	runs := make([]train.Options, len(families))
+	lines := make([]string, len(families))
 	for i, family := range families {
-		o, err := train.ParseOptions(compareValues(c, family))
+		values := compareValues(c, family)
+		o, err := train.ParseOptions(values)
 		if err == nil {
 			// Check every model before training the first, not when its turn comes.
 			err = o.Model.Validate()
@@ -106,12 +115,15 @@ func runCompare(c *Call) error {
 		if err != nil {
 			return Usagef("%s: %v", family, err)
 		}
-		runs[i] = o
+		runs[i], lines[i] = o, optionsLine(values)
+	}
+	if err := executeElsewhere(c, chosen.Executor, runs, lines, families); err != nil {
+		return err
 	}
 	var cmp Comparison
 	for i, o := range runs {
 		line := NewLossLine(c, fmt.Sprintf("%-*s", maxLen(families), families[i]))
-		result, err := c.Session.pool.Run(c.Ctx, o, line.Update)
+		result, err := trainRun(c, o, line.Update)
 		line.End()
 		if err != nil {
 			return fmt.Errorf("training %s: %w", families[i], err)
@@ -136,7 +148,7 @@ func compareValues(c *Call, family string) map[string]string {
 	values := map[string]string{"model": family}
 	f, _ := models.FamilyByName(family)
 	for _, opt := range c.Command.Options {
-		if opt.Name == "models" || !c.Has(opt.Name) {
+		if opt.Name == "models" || opt.Name == "executor" || !c.Has(opt.Name) {
 			continue
 		}
 		if models.IsOption(opt.Name) && !f.Reads(opt.Name) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ecpi-dev/ecpi/cluster/runcache"
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
 	"github.com/ecpi-dev/ecpi/train"
@@ -28,6 +29,14 @@ func init() {
 			"accum). `ecpi retrieval` trains one model per distance and reports test accuracy.",
 		Options: trainOptions(),
 		Run:     runTrain,
+	})
+	Register(&Command{
+		Name:    "cached",
+		Summary: "whether a run is finished in the run cache: train with the same options and reuse=true reads it",
+		Details: "Takes train's options. An executor other than local (docs/cluster.md) asks it of every run of a\n" +
+			"batch, so that only the runs not yet cached are submitted.",
+		Options: trainOptions(),
+		Run:     runCachedQuery,
 	})
 	Register(&Command{
 		Name:    "resume",
@@ -118,21 +127,65 @@ func trainOptions() []Option {
 }
 
 func runTrain(c *Call) error {
-	values, err := runValues(c)
+	o, err := runOptions(c)
 	if err != nil {
 		return err
 	}
-	o, err := train.ParseOptions(values)
-	if err != nil {
-		return Usagef("%v", err)
-	}
 	line := NewLossLine(c, "")
-	r, err := c.Session.pool.Run(c.Ctx, o, line.Update)
+	r, err := trainRun(c, o, line.Update)
 	line.End()
 	if err != nil {
 		return err
 	}
 	return finishRun(c, r)
+}
+
+// CachedRun says whether a run is finished in the run cache, and its folder there.
+type CachedRun struct {
+	Cached bool   `json:"cached"`
+	Run    string `json:"run"`
+}
+
+func (r CachedRun) Text() string {
+	if r.Cached {
+		return "finished in the run cache: " + r.Run
+	}
+	return "not in the run cache (or not finished): " + r.Run
+}
+
+func runCachedQuery(c *Call) error {
+	o, err := runOptions(c)
+	if err != nil {
+		return err
+	}
+	dir, cached, err := runcache.Cached(o)
+	if err != nil {
+		return err
+	}
+	return c.Emit(CachedRun{Cached: cached, Run: dir})
+}
+
+// runOptions are the training options of one run (train, cached).
+func runOptions(c *Call) (train.Options, error) {
+	values, err := runValues(c)
+	if err != nil {
+		return train.Options{}, err
+	}
+	o, err := train.ParseOptions(values)
+	if err != nil {
+		return o, Usagef("%v", err)
+	}
+	return o, nil
+}
+
+// trainRun trains o in the session's pool, or, with reuse=true, through the
+// run cache, which other processes on other machines may share (a Slurm
+// batch's tasks, another notebook).
+func trainRun(c *Call, o train.Options, progress func(train.Progress)) (*train.Result, error) {
+	if o.Reuse {
+		return runcache.Train(c.Ctx, o, progress)
+	}
+	return c.Session.pool.Run(c.Ctx, o, progress)
 }
 
 // runValues are the options of one run (train, retrieval): those of

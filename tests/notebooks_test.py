@@ -10,13 +10,19 @@ Runs with Debian's Jupyter, which lives in /usr/bin/python3 (scripts/setup-kerne
   displays (tests/untrusted_outputs.py, which also runs alone on the committed notebooks). GOPROXY=off
   proves that the notebooks need no network: ecpi's packages come from the go.work GoNB writes from the
   kernelspec.
+* SlurmNotebookTests (with ECPI_TEST_SLURM=1, as make test sets it) runs one notebook's quick mode through a real
+  Slurm started for it (scripts/slurm-local.sh) and compares its results with the local executor's.
 * EcpiKernelTests runs jupyter_kernel_test's applicable checks against the same kernel.
 
 Set ECPI_NOTEBOOKS=00-tour,06-efficiency to run some notebooks only.
 """
 import os
 import pathlib
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -127,6 +133,94 @@ class ExerciseTests(unittest.TestCase):
                         text = "".join(out.get("text", "")) + "".join(out.get("traceback", []))
                         self.assertNotIn("goroutine ", text, f"{name}: a gap ends in a Go stack trace")
                         self.assertNotIn("undefined:", text, f"{name}: a gap does not compile")
+
+
+# The notebook SlurmNotebookTests runs through a real Slurm: 01's quick mode tunes seven models (one batch of 42
+# runs), then trains their seeds.
+SLURM_NOTEBOOK = os.environ.get("ECPI_SLURM_NOTEBOOK", "01-ecp-language-modeling")
+
+
+def results_text(nb):
+    """The notebook's results as text: what its cells print and its markdown (tables, claims), without what
+    depends on where and how fast a run trained: the executor's progress, seconds, tokens/s columns."""
+    join = lambda text: "".join(text) if isinstance(text, list) else text
+    lines = []
+    for cell in nb.cells:
+        outputs = cell.get("outputs", [])
+        # A cell's printed text arrives in chunks that may split a line: it is read whole.
+        texts = ["".join(join(out.get("text", "")) for out in outputs if out.get("name") == "stdout")]
+        texts += [join(out["data"]["text/markdown"]) for out in outputs if "text/markdown" in out.get("data", {})]
+        for text in texts:
+            drop = set()  # a table's columns that measure speed
+            for line in text.splitlines():
+                if re.match(r"^(Slurm job |run \d+ of \d+ )", line):
+                    continue
+                cells = line.split(" | ")
+                if line.startswith("| model |"):
+                    drop = {i for i, c in enumerate(cells) if "tokens/s" in c or "seconds" in c}
+                line = " | ".join(c for i, c in enumerate(cells) if i not in drop)
+                lines.append(re.sub(r"parameters, [0-9.]+ s\)", "parameters)", line))
+    return lines
+
+
+class SlurmNotebookTests(unittest.TestCase):
+    """A notebook's quick mode through a real Slurm (scripts/slurm-local.sh; ECPI_EXECUTOR=slurm): its results equal
+    the local executor's, and every run the Slurm tasks trained was trained by one task only."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.environ.get("ECPI_TEST_SLURM"):
+            raise unittest.SkipTest("a real Slurm is started only with ECPI_TEST_SLURM=1 (make test sets it)")
+        cls.slurm = tempfile.mkdtemp(prefix="ecpi-slurm-")
+        start = subprocess.run(["bash", str(ROOT / "scripts/slurm-local.sh"), "start", cls.slurm],
+                               capture_output=True, text=True)
+        if start.returncode == 3:
+            cls.tearDownClass()
+            raise unittest.SkipTest("Slurm cannot be installed on this machine: " + start.stderr)
+        if start.returncode != 0:
+            cls.tearDownClass()
+            raise AssertionError("starting Slurm failed: " + start.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run(["bash", str(ROOT / "scripts/slurm-local.sh"), "stop", cls.slurm], check=False)
+        shutil.rmtree(cls.slurm, ignore_errors=True)
+
+    def execute(self, runs, executor):
+        """The notebook executed in quick mode on executor, with the run cache runs."""
+        env = {"ECPI_RUNS": runs, "ECPI_EXECUTOR": executor, "SLURM_CONF": os.path.join(self.slurm, "slurm.conf")}
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)  # the kernel, its cells and the Slurm tasks inherit them
+        try:
+            nb = nbformat.read(NOTEBOOKS / f"{SLURM_NOTEBOOK}.ipynb", as_version=4)
+            start = time.time()
+            NotebookClient(nb, kernel_name=KERNEL, timeout=900, allow_errors=False,
+                           resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+            print(f"\n{SLURM_NOTEBOOK}: {time.time() - start:.0f} s (quick mode, executor {executor})", flush=True)
+            return nb
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def test_quick_mode_through_slurm(self):
+        with tempfile.TemporaryDirectory() as local, tempfile.TemporaryDirectory() as shared:
+            want = results_text(self.execute(local, "local"))
+            got = results_text(self.execute(shared, "slurm poll=1s"))
+            self.maxDiff = None
+            self.assertEqual(got, want, "the notebook's results through Slurm differ from the local executor's")
+            # The same runs, by their run cache keys; each run a task trained was trained by that task alone.
+            runs = lambda root: sorted(p.name for p in pathlib.Path(root, "cache").iterdir() if p.is_dir())
+            self.assertEqual(runs(shared), runs(local))
+            trained = []
+            for log in pathlib.Path(shared, "slurm").glob("*/*.log"):
+                text = log.read_text()
+                if re.search(r"step \d+: valid", text):
+                    trained += re.findall(r"checkpoint \S*/cache/([^/\s]+)/", text)
+            self.assertTrue(trained, "no Slurm task trained a run")
+            self.assertEqual(len(trained), len(set(trained)), "a run was trained by two Slurm tasks")
 
 
 class EcpiKernelTests(jupyter_kernel_test.KernelTests):
