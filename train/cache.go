@@ -44,8 +44,9 @@ func cacheKey(o Options) (string, error) {
 	return hex.EncodeToString(sum[:6]), nil
 }
 
-// cacheDir is the run folder of o in the run cache.
-func cacheDir(o Options) (string, error) {
+// CacheDir is the run folder of o in the run cache (package cluster/runcache claims it for
+// processes that share the cache).
+func CacheDir(o Options) (string, error) {
 	key, err := cacheKey(o)
 	if err != nil {
 		return "", err
@@ -55,7 +56,7 @@ func cacheDir(o Options) (string, error) {
 
 // runCached is Run with reuse=true.
 func runCached(ctx context.Context, o Options, progress func(Progress)) (*Result, error) {
-	dir, err := cacheDir(o)
+	dir, err := CacheDir(o)
 	if err != nil {
 		return nil, err
 	}

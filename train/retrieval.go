@@ -201,7 +201,7 @@ func retrievalRun(ctx context.Context, o Options, distance int, progress func(in
 	}
 	cached := ""
 	if o.Reuse {
-		dir, err := cacheDir(o)
+		dir, err := CacheDir(o)
 		if err != nil {
 			return nil, err
 		}

@@ -22,9 +22,6 @@ package runcache
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,30 +29,15 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ecpi-dev/ecpi"
 	"github.com/ecpi-dev/ecpi/train"
 )
 
 // resultFile is where train leaves a finished cached run's result.
 const resultFile = "result.json"
 
-// codeVersion is the version of the code that trains; tests stand in another.
-var codeVersion = ecpi.CodeVersion
-
-// Dir is the folder of o's run in the run cache, as train names it: the
-// options that decide what is trained (not where: backend, devices, the run
-// folder) and the code version, hashed. TestDirIsTrains checks it against the
-// folder train itself uses.
-func Dir(o train.Options) (string, error) {
-	o.Home, o.RunDir, o.Backend, o.Devices, o.Keep, o.Reuse = "", "", "", 1, 0, false
-	b, err := json.Marshal(o)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(append(b, codeVersion()...))
-	key := hex.EncodeToString(sum[:6])
-	return filepath.Join(train.RunsDir(o.Home), "cache", fmt.Sprintf("%s-%s-%s", o.Model.Model, o.Data, key)), nil
-}
+// Dir is the folder of o's run in the run cache, as train names it
+// (train.CacheDir).
+func Dir(o train.Options) (string, error) { return train.CacheDir(o) }
 
 // Cached reports whether o's run has its result in the run cache, in dir.
 func Cached(o train.Options) (dir string, cached bool, err error) {
