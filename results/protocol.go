@@ -257,9 +257,13 @@ func judgeControl(d Declared, c Claim, f *File, files []File) Claim {
 	}
 	w := WelchTest(control.AValues, control.BValues)
 	control.Diff, control.P, control.CI95 = w.Diff, w.P, w.CI95
-	control.Verdict = Inconclusive
-	if w.P < Significance && towards(d.Better, w.Diff) && math.Abs(w.Diff) >= d.MinEffect {
+	switch {
+	case w.P >= Significance || math.Abs(w.Diff) < d.MinEffect:
+		control.Verdict = Inconclusive
+	case towards(d.Better, w.Diff):
 		control.Verdict = Reproduces
+	default:
+		control.Verdict = Opposite // the local window ahead of dense attention
 	}
 	c.Control = &control
 	if control.Verdict != Reproduces {
@@ -445,11 +449,11 @@ func underpowered(d Declared, cmp Comparison, verdict string) Comparison {
 	}
 	seeds, reached := SeedsFor(cmp.AValues, cmp.BValues, cmp.Target)
 	cmp.Verdict, cmp.SeedsNeeded = Underpowered, seeds
-	more := fmt.Sprintf("%d values per side would", seeds)
+	more := fmt.Sprintf("%d values per side", seeds)
 	if !reached {
-		more = fmt.Sprintf("more than %d values per side would", seeds)
+		more = fmt.Sprintf("more than %d values per side", seeds)
 	}
-	cmp.Why = fmt.Sprintf("these values detect %.3g%s at best, the %s is %.3g%s: %s", cmp.Detectable, d.Unit, targetName(d), cmp.Target, d.Unit, more)
+	cmp.Why = fmt.Sprintf("%s would detect the %s", more, targetName(d))
 	return cmp
 }
 

@@ -466,7 +466,7 @@ func TestUnderpoweredSaysHowManySeeds(t *testing.T) {
 		return Judge(d, c, f, nil).Comparisons[0]
 	}
 	noisy := judge([]float64{40, 52, 45, 38, 50}, []float64{44, 39, 51, 46, 41})
-	if noisy.Verdict != Underpowered || noisy.SeedsNeeded <= 5 || !strings.Contains(noisy.Why, fmt.Sprintf("%d values per side would", noisy.SeedsNeeded)) {
+	if noisy.Verdict != Underpowered || noisy.SeedsNeeded <= 5 || !strings.Contains(noisy.Why, fmt.Sprintf("%d values per side would detect the paper's effect", noisy.SeedsNeeded)) {
 		t.Errorf("spread of 5 points against +3.9: %s (%s), seeds %d; want underpowered with the seeds that would do", noisy.Verdict, noisy.Why, noisy.SeedsNeeded)
 	}
 	more := make([]float64, 0, 2*noisy.SeedsNeeded)
