@@ -131,7 +131,10 @@ func TestNotebookExperimentHelpers(t *testing.T) {
 		t.Errorf("sweeps %+v, tuned variants %+v", e.Sweeps, tuned)
 	}
 	faster, slower := []float64{2000, 2100, 1900}, []float64{1000, 1050, 950}
-	if c := e.Compare(12, map[string][]float64{"π-Attention": faster, "local (RingAttention)": slower}); c.Verdict != results.Reproduces || len(c.Comparisons) != 1 {
+	// Claim 12's speed-up is for a ring of 8 GPUs: on one device the claim reads "decidable only at the paper's
+	// scale" whatever the comparison, which keeps its own verdict beside it.
+	if c := e.Compare(12, map[string][]float64{"π-Attention": faster, "local (RingAttention)": slower}); c.Verdict != results.PaperScaleOnly ||
+		len(c.Comparisons) != 1 || c.Comparisons[0].Verdict != results.Reproduces {
 		t.Errorf("twice the training speed: %+v", c)
 	}
 	if c := e.Count(5, 12.5, "counted"); c.Verdict != results.HoldsByConstruction {

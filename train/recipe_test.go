@@ -40,9 +40,9 @@ func TestDatasetRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := regexp.MustCompile("(?s)```go recipe (data/[a-z0-9_]+\\.go)\n(.*?)\n```").FindStringSubmatch(string(doc))
+	block := regexp.MustCompile("(?s)```go data-recipe (data/[a-z0-9_]+\\.go)\n(.*?)\n```").FindStringSubmatch(string(doc))
 	if block == nil {
-		t.Fatalf("%s: no block fenced ```go recipe data/FILE.go", datasetRecipeDoc)
+		t.Fatalf("%s: no block fenced ```go data-recipe data/FILE.go", datasetRecipeDoc)
 	}
 	name := regexp.MustCompile(`Name:\s*"([^"]+)"`).FindStringSubmatch(block[2])
 	if name == nil {
