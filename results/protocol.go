@@ -658,12 +658,14 @@ func judgeBound(d Declared, measured, bound []float64) (verdict, why string) {
 	return Holds, ""
 }
 
-// comparisonsText is what a claim's comparisons measured, in one line.
+// comparisonsText is what a claim's comparisons measured, in one line, each
+// with its own verdict where the claim's may differ from it (several parts; a
+// claim a positive control or the paper's scale can overrule).
 func comparisonsText(d Declared, comparisons []Comparison) string {
 	var parts []string
 	for _, c := range comparisons {
 		s := fmt.Sprintf("vs %s: %s", c.B, formatDiff(c, d))
-		if len(comparisons) > 1 {
+		if len(comparisons) > 1 || d.Control != nil || d.PaperScaleOnly != "" {
 			s += fmt.Sprintf(" (%s)", c.Verdict)
 		}
 		parts = append(parts, s)
