@@ -24,12 +24,14 @@ import (
 // stdin and stdout are the child's own, its stderr is copied line by line,
 // and a crash is one line (the trace goes to a file), exit 2.
 
-// supervisedEnv marks the child.
+// supervisedEnv marks the child (arenas.go reads it too, before Go starts).
 const supervisedEnv = "ECPI_SUPERVISED"
 
 // crashStarts are how the Go runtime begins a fatal report; "SIGQUIT: " is
-// its dump of every goroutine on Ctrl-\ (how to see where a hung ecpi waits).
-var crashStarts = []string{"fatal error: ", "runtime: ", "panic: ", "unexpected fault address", "SIGSEGV", "SIGBUS", "SIGQUIT: "}
+// its dump of every goroutine on Ctrl-\ (how to see where a hung ecpi waits),
+// and a thread that cgo cannot start (under an address-space limit, memory
+// ran out) ends the child as surely as an allocation that fails.
+var crashStarts = []string{"fatal error: ", "runtime: ", "runtime/cgo: pthread_create failed", "panic: ", "unexpected fault address", "SIGSEGV", "SIGBUS", "SIGQUIT: "}
 
 // supervise runs the command in a watched child and returns its exit code;
 // ok is false when this process should do the work itself (it is the child,
@@ -131,7 +133,7 @@ func exitCode(err error, report, file string) int {
 	switch {
 	case strings.HasPrefix(report, "SIGQUIT: "):
 		fmt.Fprintf(os.Stderr, "ecpi: quit (SIGQUIT); where every goroutine was: %s\n", file)
-	case strings.Contains(report, "out of memory"):
+	case strings.Contains(report, "out of memory") || strings.HasPrefix(report, "runtime/cgo: pthread_create failed"):
 		fmt.Fprintf(os.Stderr, "ecpi: out of memory: the Go backend could not allocate what the model needs; lower batch= or n= (report: %s)\n", file)
 	case report != "":
 		fmt.Fprintf(os.Stderr, "ecpi: crashed: %s (report: %s)\n", repl.Printable(report), file)
