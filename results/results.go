@@ -96,29 +96,8 @@ func MeanSE(values []float64) (mean, se float64) {
 	if len(values) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	return average(values), StdDev(values) / math.Sqrt(float64(len(values)))
-}
-
-// StdDev is the sample standard deviation of values (0 for fewer than two):
-// the seed-to-seed noise of one run.
-func StdDev(values []float64) float64 {
-	if len(values) < 2 {
-		return 0
-	}
-	mean := average(values)
-	var squares float64
-	for _, v := range values {
-		squares += (v - mean) * (v - mean)
-	}
-	return math.Sqrt(squares / float64(len(values)-1))
-}
-
-func average(values []float64) float64 {
-	var sum float64
-	for _, v := range values {
-		sum += v
-	}
-	return sum / float64(len(values))
+	mean, variance := meanVar(values)
+	return mean, math.Sqrt(variance / float64(len(values)))
 }
 
 // Values picks the values of one experiment, model and metric (and distance,

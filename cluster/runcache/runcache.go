@@ -35,13 +35,9 @@ import (
 // resultFile is where train leaves a finished cached run's result.
 const resultFile = "result.json"
 
-// Dir is the folder of o's run in the run cache, as train names it
-// (train.CacheDir).
-func Dir(o train.Options) (string, error) { return train.CacheDir(o) }
-
 // Cached reports whether o's run has its result in the run cache, in dir.
 func Cached(o train.Options) (dir string, cached bool, err error) {
-	if dir, err = Dir(o); err != nil {
+	if dir, err = train.CacheDir(o); err != nil {
 		return "", false, err
 	}
 	return dir, exists(filepath.Join(dir, resultFile)), nil
@@ -55,7 +51,7 @@ var PollEvery = time.Second
 // is waited for and then read, and any other is claimed, then trained,
 // resumed or (finished without its result) evaluated again.
 func Train(ctx context.Context, o train.Options, progress func(train.Progress)) (*train.Result, error) {
-	dir, err := Dir(o)
+	dir, err := train.CacheDir(o)
 	if err != nil {
 		return nil, err
 	}

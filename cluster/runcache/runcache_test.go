@@ -120,16 +120,13 @@ func tiny(t *testing.T, extra map[string]string) train.Options {
 	return o
 }
 
-// TestDirIsTrains: Dir names the folder train's own run cache uses.
-func TestDirIsTrains(t *testing.T) {
+// TestCachedIsTrains: a run train finished with reuse=true is Cached, in the
+// folder train's own run cache used.
+func TestCachedIsTrains(t *testing.T) {
 	o := tiny(t, map[string]string{"seed": "3"})
 	r, err := train.Run(context.Background(), o, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	dir, err := Dir(o)
-	if err != nil || dir != r.Run {
-		t.Fatalf("Dir is %s (%v); train's run cache used %s", dir, err, r.Run)
 	}
 	if dir, cached, err := Cached(o); !cached || dir != r.Run || err != nil {
 		t.Fatalf("a finished run is not Cached (%v)", err)
@@ -237,7 +234,7 @@ func racerCommand(home, runs string, extra map[string]string) *exec.Cmd {
 func TestAKilledHoldersRunResumes(t *testing.T) {
 	extra := map[string]string{"steps": "1500", "eval_every": "20", "eval_batches": "1"}
 	o := tiny(t, extra)
-	dir, _ := Dir(o)
+	dir, _ := train.CacheDir(o)
 	holder := racerCommand(o.Home, os.Getenv(train.RunsEnv), extra)
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
@@ -322,7 +319,7 @@ func TestClaimsOfGoneHoldersAreTakenOver(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := tiny(t, map[string]string{"steps": "2", "eval_every": "0"})
-			dir, _ := Dir(o)
+			dir, _ := train.CacheDir(o)
 			writeClaim(t, dir, tc.holder, tc.age)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
