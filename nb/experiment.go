@@ -452,6 +452,21 @@ func (e *Experiment) Table(t figure.Table) {
 	e.Tables = append(e.Tables, results.Table{Caption: t.Caption, Header: t.Header, Rows: t.Rows, Notes: t.Notes})
 }
 
+// Pilot applies pilot r.ID's declared rule (results.Pilots) to what it
+// measured, shows the values and the decision, and records them.
+func (e *Experiment) Pilot(r results.PilotRecord) results.PilotRecord {
+	p := Must(results.PilotByID(r.ID))
+	r.Decision = Must(p.Decide(r))
+	t := figure.Table{Caption: fmt.Sprintf("pilot %s: %s", p.ID, p.Question), Header: []string{"value", "measured"}}
+	for _, v := range r.Values {
+		t.AddRow(v.Name, fmt.Sprintf("%.4g%s", v.Value, v.Unit))
+	}
+	t.Show()
+	figure.ShowMarkdown(fmt.Sprintf("**Rule** (declared %s): %s\n\n**Decision**: %s.", p.Declared, p.Rule, r.Decision))
+	e.Pilots = append(slices.DeleteFunc(e.Pilots, func(old results.PilotRecord) bool { return old.ID == r.ID }), r)
+	return r
+}
+
 // Save writes the record in full mode (quick mode is a smoke test, not a
 // result) to notebooks/results of the repository the kernel uses.
 func (e *Experiment) Save() {

@@ -66,6 +66,7 @@ the current code is **stale**: its verdicts are those of older code.
 		claim, _, found := find(files, d.ID)
 		b.WriteString(claimDetail(d, claim, found))
 	}
+	b.WriteString(pilotsSection(files))
 	for _, f := range files {
 		fmt.Fprintf(&b, "\n## %s (`notebooks/%s.ipynb`)\n\n", f.Title, f.Notebook)
 		if why, old := stale[f.Notebook]; old {

@@ -38,6 +38,9 @@ type File struct {
 	Baselines   map[string]float64 `json:"baselines"`
 	Tables      []Table            `json:"tables,omitempty"` // what the notebook shows, for EXPERIMENTS.md
 	Notes       []string           `json:"notes,omitempty"`
+	// Pilots are the pilots the notebook ran (Pilots): their values and
+	// decisions, never a verdict's.
+	Pilots []PilotRecord `json:"pilots,omitempty"`
 	// Sittings is how many runs of the notebook on this code version and
 	// machine the repeated measurements pool (Pool); 0 or 1: one.
 	Sittings int `json:"sittings,omitempty"`

@@ -24,6 +24,7 @@ func Verify(files []File) []string {
 	var problems []string
 	seen := map[int]string{}
 	for _, f := range files {
+		problems = append(problems, verifyPilots(f)...)
 		for _, stored := range f.Claims {
 			where := fmt.Sprintf("%s, claim %d", f.Notebook, stored.ID)
 			d, err := ClaimByID(stored.ID)
