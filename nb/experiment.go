@@ -32,6 +32,7 @@ type Trained struct {
 	TrainLoss  float64           `json:"train_loss"`
 	ValidLoss  float64           `json:"valid_loss"`
 	ValidBPC   float64           `json:"valid_bpc"` // bits per token: per byte with the byte tokenizer
+	ValidBPB   float64           `json:"valid_bpb"` // bits per byte of the text the tokens cover, whatever the tokenizer
 	ValidPPL   float64           `json:"valid_ppl"`
 	Tokenizer  string            `json:"tokenizer"`
 	ValidAcc   *float64          `json:"valid_acc"`
@@ -452,11 +453,27 @@ func (e *Experiment) Table(t figure.Table) {
 	e.Tables = append(e.Tables, results.Table{Caption: t.Caption, Header: t.Header, Rows: t.Rows, Notes: t.Notes})
 }
 
+// PilotSelected says whether this sitting runs pilot id: every pilot, or
+// those ECPI_PILOTS names (comma-separated), so that pilots can run in
+// separate sittings; Save keeps the records of the others.
+func PilotSelected(id string) bool {
+	selected := os.Getenv("ECPI_PILOTS")
+	if selected == "" || slices.Contains(strings.Split(selected, ","), id) {
+		return true
+	}
+	fmt.Printf("pilot %s not run in this sitting (ECPI_PILOTS=%s)\n", id, selected)
+	return false
+}
+
 // Pilot applies pilot r.ID's declared rule (results.Pilots) to what it
 // measured, shows the values and the decision, and records them.
 func (e *Experiment) Pilot(r results.PilotRecord) results.PilotRecord {
 	p := Must(results.PilotByID(r.ID))
 	r.Decision = Must(p.Decide(r))
+	r.Date, r.Machine = e.Date, e.Machine
+	if !Quick() {
+		r.CodeVersion = TrainedVersion(filepath.Join(repo(), "notebooks"), e.Notebook)
+	}
 	t := figure.Table{Caption: fmt.Sprintf("pilot %s: %s", p.ID, p.Question), Header: []string{"value", "measured"}}
 	for _, v := range r.Values {
 		t.AddRow(v.Name, fmt.Sprintf("%.4g%s", v.Value, v.Unit))
@@ -478,6 +495,7 @@ func (e *Experiment) Save() {
 	e.CodeVersion = TrainedVersion(notebooks, e.Notebook)
 	saved := savedResults()
 	for _, prev := range saved {
+		results.KeepPilots(prev, &e.File)
 		if results.Pool(prev, &e.File) {
 			fmt.Printf("repeated measurements pooled with %d earlier sittings of this code version on this machine\n", e.Sittings-1)
 		}

@@ -50,6 +50,18 @@ func ByteBaselines(corpus string) []float64 {
 	return baselines.Bits
 }
 
+// TokenBaselines are a corpus's interpolated Kneser-Ney token n-gram bits per token on its validation split, unigram to
+// 4-gram, in the WordPiece vocabulary trained on the corpus (`data baselines CORPUS tokenizer=wordpiece`): the floor of
+// the token-level runs.
+func TokenBaselines(corpus string) []float64 {
+	var baselines struct {
+		Bits []float64 `json:"bits_per_token"`
+	}
+	found := Query("data baselines " + corpus + " tokenizer=wordpiece")
+	Must(0, found[len(found)-1].Decode(&baselines))
+	return baselines.Bits
+}
+
 // BitsFrom is a run's validation loss on window positions from..n-1, in bits per byte: the metric of the models that
 // predict only the last positions of a window (the PerceiverAR family's latents), and of the others on the same
 // positions.

@@ -24,11 +24,16 @@ type Pilot struct {
 	Decide func(PilotRecord) (string, error)
 }
 
-// PilotRecord is what a pilot measured and what its rule decided.
+// PilotRecord is what a pilot measured and what its rule decided, and where:
+// pilots are independent, so a notebook may run them in separate sittings
+// (each record keeps its own date, machine and code version).
 type PilotRecord struct {
-	ID       string       `json:"id"`
-	Values   []PilotValue `json:"values"`
-	Decision string       `json:"decision"`
+	ID          string       `json:"id"`
+	Values      []PilotValue `json:"values"`
+	Decision    string       `json:"decision"`
+	Date        string       `json:"date"`
+	Machine     string       `json:"machine"`
+	CodeVersion string       `json:"code_version"`
 }
 
 // PilotValue is one measurement of a pilot.
@@ -80,11 +85,11 @@ var ECPTokenModels = []string{"Transformer", "PerceiverAR", "Double Attention", 
 
 // PiSettings are the settings P2 tries, each with the claims it would decide.
 var PiSettings = []struct {
-	Name   string
-	Claims []int
+	Name, Corpus string
+	Claims       []int
 }{
-	{"wiki tokens", []int{7, 17, 19, 20}},
-	{"books tokens", []int{23}},
+	{"wiki tokens", "wiki", []int{7, 17, 19, 20}},
+	{"books tokens", "books", []int{23}},
 }
 
 // ListOpsPilotSeeds is how many seeds of the local window and of π P3 trains
@@ -122,8 +127,8 @@ var Pilots = []Pilot{
 		Decide: decidePiSetting},
 	{ID: "P3", Claims: []int{8}, Notebook: "10-pilots", Declared: "2026-12-07",
 		Question: "How many seeds does ListOps need to see the paper's +3.9 points, with 2,000 validation examples?",
-		Runs: "Notebook 05's ListOps recipe (n = 256, dim 64, 4 heads, 2 layers, batch 32, 600 steps, lr 2e-3) with 20,000 examples (2,000 for " +
-			"validation, was 1,000 of 10,000): dense attention seed 1, the local window k = 16 and π (k = 16, π = 32) seeds 1 to 3; valid accuracy in points.",
+		Runs: "Notebook 05's ListOps recipe (n = 256, dim 64, 4 heads, 2 layers, batch 32, 600 steps, lr 2e-3) with 20,000 examples and every validation example scored (2,000, eval_batches=0; " +
+			"notebook 05 scored 256 of 1,000): dense attention seed 1, the local window k = 16 and π (k = 16, π = 32) seeds 1 to 3; valid accuracy in points.",
 		Rule: "Dense attention must beat the local window by at least 1 point (the claim's smallest effect), else ListOps gives the skips nothing to find " +
 			"and claim 8 is decidable only at the paper's scale. The seeds per side are the smallest number, at least 5, at which a two-sided " +
 			"Welch test (α 0.05, power 0.8) at the pilot's spreads of the local window and π detects 3.9 points; over 30, claim 8 is decidable only at the paper's scale.",
@@ -271,12 +276,12 @@ func pilotsSection(files []File) string {
 	b.WriteString("\n## Pilots: how the designs were chosen\n\nA pilot is a short run of a design, one seed, whose outcome picks the data, schedule or seeds of a claim's runs by a rule declared before it runs (`results.Pilots`). Its runs never enter a verdict.\n")
 	for _, p := range Pilots {
 		fmt.Fprintf(&b, "\n### %s (claims %s): %s\n\nDeclared %s. **Runs**: %s\n\n**Rule**: %s\n\n", p.ID, joinInts(p.Claims), p.Question, p.Declared, p.Runs, p.Rule)
-		record, f, found := findPilot(files, p.ID)
+		record, found := findPilot(files, p.ID)
 		if !found {
 			b.WriteString("**Not run yet.**\n")
 			continue
 		}
-		fmt.Fprintf(&b, "**Measured** (%s, %s, code version %s):\n\n| value | measured |\n|---|---|\n", f.Date, f.Machine, f.CodeVersion)
+		fmt.Fprintf(&b, "**Measured** (%s, %s, code version %s):\n\n| value | measured |\n|---|---|\n", record.Date, record.Machine, record.CodeVersion)
 		for _, v := range record.Values {
 			fmt.Fprintf(&b, "| %s | %.4g%s |\n", v.Name, v.Value, v.Unit)
 		}
@@ -285,11 +290,25 @@ func pilotsSection(files []File) string {
 	return b.String()
 }
 
-func findPilot(files []File, id string) (PilotRecord, File, bool) {
+func findPilot(files []File, id string) (PilotRecord, bool) {
 	for _, f := range files {
 		if i := slices.IndexFunc(f.Pilots, func(r PilotRecord) bool { return r.ID == id }); i >= 0 {
-			return f.Pilots[i], f, true
+			return f.Pilots[i], true
 		}
 	}
-	return PilotRecord{}, File{}, false
+	return PilotRecord{}, false
+}
+
+// KeepPilots carries into next the pilots of prev (the same notebook's
+// earlier sitting) that next did not run again.
+func KeepPilots(prev File, next *File) {
+	if prev.Notebook != next.Notebook {
+		return
+	}
+	for _, r := range prev.Pilots {
+		if _, again := findPilot([]File{*next}, r.ID); !again {
+			next.Pilots = append(next.Pilots, r)
+		}
+	}
+	slices.SortFunc(next.Pilots, func(a, b PilotRecord) int { return strings.Compare(a.ID, b.ID) })
 }

@@ -106,6 +106,7 @@ func TestVerifyRecomputesPilotDecisions(t *testing.T) {
 	if r.Decision, err = decideListOpsSeeds(r); err != nil {
 		t.Fatal(err)
 	}
+	r.Date, r.Machine, r.CodeVersion = "2026-12-07", "vm", "abc"
 	f := File{Notebook: "10-pilots", Pilots: []PilotRecord{r}}
 	if problems := Verify([]File{f}); len(problems) > 0 {
 		t.Fatalf("a stored decision failed: %v", problems)
@@ -117,5 +118,15 @@ func TestVerifyRecomputesPilotDecisions(t *testing.T) {
 	if report := Report([]File{f}, nil); !strings.Contains(report, "### P3 (claims 8)") || !strings.Contains(report, "| local seed 2 | 52 points |") ||
 		!strings.Contains(report, "### P1 (claims 1, 2, 3, 22)") || !strings.Contains(report, "**Not run yet.**") {
 		t.Error("EXPERIMENTS.md does not show the pilots, run and not run")
+	}
+}
+
+func TestKeepPilotsCarriesWhatASittingDidNotRun(t *testing.T) {
+	prev := File{Notebook: "10-pilots", Pilots: []PilotRecord{{ID: "P3", Date: "old"}, {ID: "P1", Date: "old"}}}
+	next := File{Notebook: "10-pilots", Pilots: []PilotRecord{{ID: "P1", Date: "new"}}}
+	KeepPilots(File{Notebook: "05-long-range-tasks", Pilots: []PilotRecord{{ID: "P2"}}}, &next)
+	KeepPilots(prev, &next)
+	if len(next.Pilots) != 2 || next.Pilots[0].ID != "P1" || next.Pilots[0].Date != "new" || next.Pilots[1].ID != "P3" {
+		t.Errorf("pilots after the sitting: %+v", next.Pilots)
 	}
 }

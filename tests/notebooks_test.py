@@ -49,6 +49,7 @@ EXPECTED = {
     "07-receptive-field": {"png", "table"},
     "08-vision-language-retrieval": {"png", "table"},
     "09-pi-attention-gate-and-period": {"png", "table"},
+    "10-pilots": {"table"},
 }
 
 EXERCISES = NOTEBOOKS / "exercises"
