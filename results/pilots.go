@@ -186,9 +186,9 @@ func decidePiSetting(r PilotRecord) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		claims, verb := "claims "+joinInts(s.Claims), "are"
+		claims, verb := claimsPhrase(s.Claims), "are"
 		if len(s.Claims) == 1 {
-			claims, verb = "claim "+joinInts(s.Claims), "is"
+			verb = "is"
 		}
 		if gap := local - dense; gap >= 0.01 {
 			parts = append(parts, fmt.Sprintf("%s: dense beats the local window by %.3f bits/byte: %s run there", s.Name, gap, claims))
@@ -238,12 +238,16 @@ func decideListOpsSeeds(r PilotRecord) (string, error) {
 		dense-localMean, spread, seeds, max(seeds, MinSeeds)), nil
 }
 
-func joinInts(ids []int) string {
+// claimsPhrase is "claim 8" or "claims 7, 17".
+func claimsPhrase(ids []int) string {
 	words := make([]string, len(ids))
 	for i, id := range ids {
 		words[i] = fmt.Sprint(id)
 	}
-	return strings.Join(words, ", ")
+	if len(ids) == 1 {
+		return "claim " + words[0]
+	}
+	return "claims " + strings.Join(words, ", ")
 }
 
 // verifyPilots recomputes each stored pilot's decision.
@@ -275,7 +279,7 @@ func pilotsSection(files []File) string {
 	var b strings.Builder
 	b.WriteString("\n## Pilots: how the designs were chosen\n\nA pilot is a short run of a design, one seed, whose outcome picks the data, schedule or seeds of a claim's runs by a rule declared before it runs (`results.Pilots`). Its runs never enter a verdict.\n")
 	for _, p := range Pilots {
-		fmt.Fprintf(&b, "\n### %s (claims %s): %s\n\nDeclared %s. **Runs**: %s\n\n**Rule**: %s\n\n", p.ID, joinInts(p.Claims), p.Question, p.Declared, p.Runs, p.Rule)
+		fmt.Fprintf(&b, "\n### %s (%s): %s\n\nDeclared %s. **Runs**: %s\n\n**Rule**: %s\n\n", p.ID, claimsPhrase(p.Claims), p.Question, p.Declared, p.Runs, p.Rule)
 		record, found := findPilot(files, p.ID)
 		if !found {
 			b.WriteString("**Not run yet.**\n")

@@ -115,7 +115,7 @@ func TestVerifyRecomputesPilotDecisions(t *testing.T) {
 	if problems := Verify([]File{f}); len(problems) != 1 || !strings.Contains(problems[0], "pilot P3: decision") {
 		t.Errorf("a hand-edited decision passed: %v", problems)
 	}
-	if report := Report([]File{f}, nil); !strings.Contains(report, "### P3 (claims 8)") || !strings.Contains(report, "| local seed 2 | 52 points |") ||
+	if report := Report([]File{f}, nil); !strings.Contains(report, "### P3 (claim 8)") || !strings.Contains(report, "| local seed 2 | 52 points |") ||
 		!strings.Contains(report, "### P1 (claims 1, 2, 3, 22)") || !strings.Contains(report, "**Not run yet.**") {
 		t.Error("EXPERIMENTS.md does not show the pilots, run and not run")
 	}
