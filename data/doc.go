@@ -5,6 +5,10 @@
 //
 // NewTokenizer("byte") maps text to its 256 byte values (lossless); NewTokenizer("gpt2") is GPT-2's
 // r50k BPE (50,257 ids), compiled in, so it works offline.
+// CorpusTokenizer(home, corpus, "wordpiece") is the corpus's own WordPiece vocabulary of 8,192
+// pieces (TrainWordPiece), trained on its train split once and kept beside it; CorpusTokenizer
+// gives NewTokenizer's for the other names. KneserNeyBits and TokenBaselines are the token-level
+// floors: interpolated modified Kneser-Ney n-gram models.
 //
 // # Stand-in corpora (no internet needed)
 //

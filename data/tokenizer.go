@@ -16,11 +16,12 @@ type Tokenizer interface {
 	Decode(ids []int32) string
 }
 
-// TokenizerNames lists the names NewTokenizer accepts.
-var TokenizerNames = []string{"byte", "gpt2"}
+// TokenizerNames lists the tokenizers: NewTokenizer's and CorpusTokenizer's.
+var TokenizerNames = []string{"byte", "gpt2", "wordpiece"}
 
 // NewTokenizer returns the tokenizer called name: "byte" (the 256 byte values, lossless on any
-// input) or "gpt2" (GPT-2's r50k BPE, compiled into the binary, no network needed).
+// input) or "gpt2" (GPT-2's r50k BPE, compiled into the binary, no network needed). "wordpiece" is
+// trained on a corpus: CorpusTokenizer gives it.
 func NewTokenizer(name string) (Tokenizer, error) {
 	switch name {
 	case "byte":
@@ -31,6 +32,9 @@ func NewTokenizer(name string) (Tokenizer, error) {
 			return nil, fmt.Errorf("gpt2 tokenizer: %w", err)
 		}
 		return &bpeTokenizer{codec: codec}, nil
+	case "wordpiece":
+		return nil, fmt.Errorf("tokenizer wordpiece is trained on a text corpus and needs one (data=%s); elsewhere use byte or gpt2",
+			strings.Join(CorpusNames(), "|"))
 	}
 	return nil, fmt.Errorf("unknown tokenizer %q (valid: %s)", name, strings.Join(TokenizerNames, ", "))
 }

@@ -44,7 +44,7 @@ func TestGPT2Tokenizer(t *testing.T) {
 
 func TestUnknownTokenizer(t *testing.T) {
 	_, err := NewTokenizer("sentencepiece")
-	if err == nil || !strings.Contains(err.Error(), "byte, gpt2") {
+	if err == nil || !strings.Contains(err.Error(), "byte, gpt2, wordpiece") {
 		t.Fatalf("err = %v, want the list of valid names", err)
 	}
 }

@@ -31,8 +31,8 @@ type Trained struct {
 	Steps      int               `json:"steps"`
 	TrainLoss  float64           `json:"train_loss"`
 	ValidLoss  float64           `json:"valid_loss"`
-	ValidBPC   float64           `json:"valid_bpc"` // bits per token: per byte with the byte tokenizer
-	ValidBPB   float64           `json:"valid_bpb"` // bits per byte of the text the tokens cover, whatever the tokenizer
+	ValidBPC   float64           `json:"valid_bpc"`           // bits per byte, byte tokenizer
+	ValidBPB   float64           `json:"valid_bpb,omitempty"` // bits per byte of text, other tokenizers
 	ValidPPL   float64           `json:"valid_ppl"`
 	Tokenizer  string            `json:"tokenizer"`
 	ValidAcc   *float64          `json:"valid_acc"`
@@ -164,11 +164,9 @@ func (r Trained) summary() string {
 	s := fmt.Sprintf("%s, %d steps, train loss %.4f", r.Model, r.Steps, r.TrainLoss)
 	switch {
 	case r.ValidBPC > 0:
-		unit := "byte"
-		if r.Tokenizer != "" && r.Tokenizer != "byte" {
-			unit = r.Tokenizer + " token"
-		}
-		s += fmt.Sprintf(", valid %.4f bits/%s", r.ValidBPC, unit)
+		s += fmt.Sprintf(", valid %.4f bits/byte", r.ValidBPC)
+	case r.ValidBPB > 0:
+		s += fmt.Sprintf(", valid %.4f bits/byte (%s tokens)", r.ValidBPB, r.Tokenizer)
 	case r.Eval != nil && r.Eval.Recall != nil:
 		s += fmt.Sprintf(", valid recall@1 %.1f%% / %.1f%%", 100*r.Eval.Recall["image_to_text@1"], 100*r.Eval.Recall["text_to_image@1"])
 	case r.ValidAcc != nil:

@@ -1,6 +1,7 @@
 package nb
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -70,7 +71,7 @@ func BitsFrom(from int) func(Trained) float64 {
 }
 
 // AllBits is a run's validation loss on every position it scores, in bits per byte.
-func AllBits(r Trained) float64 { return r.ValidBPC }
+func AllBits(r Trained) float64 { return cmp.Or(r.ValidBPC, r.ValidBPB) }
 
 // ECPSizes fit ECP and the PerceiverAR family to a window of N positions as notebooks 01 and 02 compare them, in the
 // authors' ratios, so that a small window keeps the papers' balance of cost and context.

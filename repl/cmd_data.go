@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/data"
+	"github.com/ecpi-dev/ecpi/option"
 )
 
 func init() {
@@ -29,12 +30,15 @@ func init() {
 	})
 	Register(&Command{
 		Name:    "data baselines",
-		Summary: "the trivial baselines of a corpus: byte n-gram models' bits per byte on its validation split",
+		Summary: "the trivial baselines of a corpus: n-gram models' bits per byte (and per token) on its validation split",
 		Args:    "NAME",
 		Details: "Models of orders 1 to 4 (unigram: byte frequencies alone; bigram: the previous byte; ...) with\n" +
 			"add-½ smoothing, counted on the train split. A language model that does not beat the bigram does\n" +
-			"not use its context yet. Computed once per corpus and kept beside it.",
-		Run: runDataBaselines,
+			"not use its context yet. With tokenizer= the models are interpolated modified Kneser-Ney over\n" +
+			"that tokenizer's tokens (wordpiece: the corpus's own vocabulary), the floor of a token-level model,\n" +
+			"in bits per token and per byte of text. Computed once per corpus and kept beside it.",
+		Options: dataBaselinesOptions.Declare(),
+		Run:     runDataBaselines,
 	})
 	Register(&Command{
 		Name:    "data show",
@@ -56,9 +60,43 @@ func (r BaselinesReport) Text() string {
 		r.Corpus, r.Bits[0], r.Bits[1], r.Bits[2], r.Bits[3])
 }
 
+// FloorsReport is `data baselines NAME tokenizer=...`.
+type FloorsReport struct{ data.TokenFloors }
+
+func (r FloorsReport) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, Kneser-Ney on valid (%d %s tokens of a %d-token vocabulary, %d bytes, %.2f bytes a token):\n",
+		r.Corpus, r.ValidTokens, r.Tokenizer, r.Vocab, r.ValidBytes, float64(r.ValidBytes)/float64(r.ValidTokens))
+	fmt.Fprintf(&b, "%-8s %10s %10s\n", "order", "bits/token", "bits/byte")
+	for i := range r.BitsPerToken {
+		fmt.Fprintf(&b, "%-8d %10.3f %10.3f\n", i+1, r.BitsPerToken[i], r.BitsPerByte[i])
+	}
+	return b.String()
+}
+
+type dataBaselinesArgs struct{ Tokenizer string }
+
+var dataBaselinesOptions = Options[dataBaselinesArgs]{
+	Table: option.Table[dataBaselinesArgs]{
+		option.OptionalChoice("tokenizer", "Kneser-Ney floors over this tokenizer's tokens (unset: byte add-½ baselines)", data.TokenizerNames,
+			func(a *dataBaselinesArgs) *string { return &a.Tokenizer }),
+	},
+}
+
 func runDataBaselines(c *Call) error {
 	if len(c.Args) != 1 || !slices.Contains(data.CorpusNames(), c.Args[0]) {
 		return Usagef("data baselines takes one corpus: %s", strings.Join(data.CorpusNames(), ", "))
+	}
+	args, err := dataBaselinesOptions.Read(c)
+	if err != nil {
+		return err
+	}
+	if args.Tokenizer != "" {
+		f, err := data.TokenBaselines(data.Home(), c.Args[0], args.Tokenizer)
+		if err != nil {
+			return err
+		}
+		return c.Emit(FloorsReport{f})
 	}
 	b, err := data.NgramBaselines(data.Home(), c.Args[0])
 	if err != nil {

@@ -64,11 +64,11 @@ type lmTask struct {
 }
 
 func newLMTask(o Options, n int) (*lmTask, error) {
-	tok, err := data.NewTokenizer(o.Tokenizer)
+	corpus, err := data.LoadCorpus(o.Home, o.Data)
 	if err != nil {
 		return nil, err
 	}
-	corpus, err := data.LoadCorpus(o.Home, o.Data)
+	tok, err := data.CorpusTokenizer(o.Home, o.Data, o.Tokenizer)
 	if err != nil {
 		return nil, err
 	}
@@ -120,10 +120,11 @@ func (t *lmTask) evalExec(backend compute.Backend, store *model.Store, m *models
 }
 
 func (t *lmTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
-	tokens, err := t.corpus.Tokens(t.tok, spec.split)
+	text, err := t.corpus.Split(spec.split)
 	if err != nil {
 		return nil, err
 	}
+	tokens := t.tok.Encode(text)
 	var e *Eval
 	switch {
 	case spec.protocol == ProtocolAuthors && t.tok.Name() == "byte":
@@ -142,6 +143,12 @@ func (t *lmTask) evaluate(r *evaluator, spec evalSpec) (*Eval, error) {
 	}
 	if t.tok.Name() == "byte" {
 		e.BPC = e.Loss / math.Ln2
+	} else {
+		// Per byte of the split's own text: a lossy tokenizer's decoded tokens
+		// lack its white space. Where eval_batches scores part of the split,
+		// its tokens are taken to cover the split's mean bytes each.
+		e.BitsPerToken = e.Loss / math.Ln2
+		e.BPB = data.BitsPerByte(e.BitsPerToken, len(tokens), len(text))
 	}
 	return e, nil
 }

@@ -75,9 +75,7 @@ func (r *EvalResult) Text() string {
 	if r.PPL > 0 {
 		s += fmt.Sprintf("  ppl %.3f", r.PPL)
 	}
-	if r.BPC > 0 {
-		s += fmt.Sprintf("  bpc %.4f", r.BPC)
-	}
+	s += r.bitsText()
 	if r.Task != TaskLM {
 		s += fmt.Sprintf("  acc %.2f%%", 100*r.Acc)
 	}
@@ -89,7 +87,7 @@ func (r *EvalResult) Text() string {
 }
 
 // Evaluate measures a checkpoint on a split: perplexity (and bits per
-// character for byte-level models), or accuracy for classifiers and retrieval
+// character for byte-level models, bits per token and per byte for others), or accuracy for classifiers and retrieval
 // (whole answers).
 func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	l, err := Open(o.Checkpoint, o.Backend)

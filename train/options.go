@@ -19,7 +19,7 @@ import (
 type Options struct {
 	Model     models.Config `json:"model"`
 	Data      string        `json:"data"`             // corpus (LM), classification or retrieval set name
-	Tokenizer string        `json:"tokenizer"`        // byte | gpt2 (LM and passkey)
+	Tokenizer string        `json:"tokenizer"`        // byte | gpt2 (LM and passkey) | wordpiece (LM: the corpus's own)
 	Examples  int           `json:"examples"`         // generated sets: training examples (0: the set's default)
 	Distance  int           `json:"distance"`         // passkey, assoc: tokens from the fact to the answer (0: n/2)
 	Spread    int           `json:"spread,omitempty"` // assoc: the distance varies by ± this much per example (omitted when 0: run cache keys stay)

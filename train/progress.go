@@ -49,13 +49,23 @@ func (e *Eval) Summary() string {
 	if e.PPL > 0 {
 		s += fmt.Sprintf("  ppl %.3f", e.PPL)
 	}
-	if e.BPC > 0 {
-		s += fmt.Sprintf("  bpc %.4f", e.BPC)
-	}
+	s += e.bitsText()
 	if e.Windows == 0 {
 		s += fmt.Sprintf("  acc %.2f%%", 100*e.Acc)
 	}
 	return s
+}
+
+// bitsText is a language model's loss in bits: per character at byte level,
+// per token and per byte of text with a tokenizer of words.
+func (e *Eval) bitsText() string {
+	switch {
+	case e.BPC > 0:
+		return fmt.Sprintf("  bpc %.4f", e.BPC)
+	case e.BPB > 0:
+		return fmt.Sprintf("  bits/token %.4f  bits/byte %.4f", e.BitsPerToken, e.BPB)
+	}
+	return ""
 }
 
 // recallText is image-text retrieval's recall in both directions.

@@ -40,6 +40,7 @@ type Result struct {
 	ValidLoss   float64       `json:"valid_loss"`
 	ValidPPL    float64       `json:"valid_ppl,omitempty"`
 	ValidBPC    float64       `json:"valid_bpc,omitempty"`
+	ValidBPB    float64       `json:"valid_bpb,omitempty"` // bits per byte of text, token-level LM
 	ValidAcc    *float64      `json:"valid_acc,omitempty"`
 	ValidStep   int           `json:"valid_step"` // the step the valid figures were measured at; 0: not evaluated
 	TokensPerS  float64       `json:"tokens_per_s"`
@@ -98,6 +99,9 @@ func (r *Result) validText() string {
 	}
 	if r.ValidBPC > 0 {
 		s += fmt.Sprintf("   valid bpc %.4f", r.ValidBPC)
+	}
+	if r.ValidBPB > 0 {
+		s += fmt.Sprintf("   valid bits/byte %.4f", r.ValidBPB)
 	}
 	if r.ValidAcc != nil {
 		s += fmt.Sprintf("   valid acc %.2f%%", 100**r.ValidAcc)

@@ -369,7 +369,7 @@ func (s *session) result(checkpoint string, elapsed time.Duration) *Result {
 	}
 	if e := s.lastEval; e != nil {
 		r.Eval = e
-		r.ValidLoss, r.ValidPPL, r.ValidBPC, r.ValidStep = e.Loss, e.PPL, e.BPC, e.Step
+		r.ValidLoss, r.ValidPPL, r.ValidBPC, r.ValidBPB, r.ValidStep = e.Loss, e.PPL, e.BPC, e.BPB, e.Step
 		if s.task.kind() != TaskLM {
 			acc := e.Acc
 			r.ValidAcc = &acc

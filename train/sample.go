@@ -49,7 +49,10 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 	if o.Tokens < 1 || o.Temperature < 0 || o.TopK < 0 {
 		return nil, fmt.Errorf("sample: tokens=%d must be positive, temperature=%g and top_k=%d not negative", o.Tokens, o.Temperature, o.TopK)
 	}
-	pad := tok.Encode("\n")[0]
+	pad := int32(0) // a tokenizer of words drops white space, and [UNK] is its id 0
+	if ids := tok.Encode("\n"); len(ids) > 0 {
+		pad = ids[0]
+	}
 	context := tok.Encode(o.Prompt)
 	if len(context) == 0 {
 		context = []int32{pad}
@@ -66,12 +69,22 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 	if err != nil {
 		return nil, err
 	}
-	r := &SampleResult{Prompt: o.Prompt, Text: tok.Decode(generated), Tokens: len(generated), Checkpoint: l.Dir}
+	r := &SampleResult{Prompt: o.Prompt, Text: continuation(tok, context, generated), Tokens: len(generated), Checkpoint: l.Dir}
 	if text, ok := l.task.(textTask); ok && l.opts.Tokenizer == "byte" {
 		_, corpus := text.text()
 		r.Hint = ReadabilityHint(l.Manifest, r.Text, corpus)
 	}
 	return r, nil
+}
+
+// continuation is the text of generated as it goes on from context: with a
+// tokenizer of words, what separates them (wordpiece puts the spaces back).
+func continuation(tok data.Tokenizer, context, generated []int32) string {
+	before := tok.Decode(context)
+	if all := tok.Decode(append(slices.Clip(context), generated...)); strings.HasPrefix(all, before) {
+		return all[len(before):]
+	}
+	return tok.Decode(generated)
 }
 
 // readableBPC is about where a byte-level model's samples start to read as

@@ -50,14 +50,17 @@ type textTask interface {
 
 // Eval is a validation or test measurement.
 type Eval struct {
-	Split    string  `json:"split"`
-	Loss     float64 `json:"loss"`               // mean nats per scored token (LM) or example
-	PPL      float64 `json:"ppl,omitempty"`      // exp(loss), LM
-	BPC      float64 `json:"bpc,omitempty"`      // bits per character, byte-level LM
-	Acc      float64 `json:"acc,omitempty"`      // classification accuracy
-	Count    int64   `json:"count"`              // scored tokens (LM) or examples
-	Windows  int     `json:"windows,omitempty"`  // LM: windows of n+1 tokens scored
-	Protocol string  `json:"protocol,omitempty"` // LM: ProtocolECPI or ProtocolAuthors
+	Split string  `json:"split"`
+	Loss  float64 `json:"loss"`          // mean nats per scored token (LM) or example
+	PPL   float64 `json:"ppl,omitempty"` // exp(loss), LM
+	BPC   float64 `json:"bpc,omitempty"` // bits per character, byte-level LM
+	// A token-level LM's loss in bits per token, and per byte of the text.
+	BitsPerToken float64 `json:"bits_per_token,omitempty"`
+	BPB          float64 `json:"bpb,omitempty"`
+	Acc          float64 `json:"acc,omitempty"`      // classification accuracy
+	Count        int64   `json:"count"`              // scored tokens (LM) or examples
+	Windows      int     `json:"windows,omitempty"`  // LM: windows of n+1 tokens scored
+	Protocol     string  `json:"protocol,omitempty"` // LM: ProtocolECPI or ProtocolAuthors
 	// ByPosition is the mean loss at each window position the model scores
 	// (from FirstPosition on), over every evaluation window (ecpi's protocol).
 	ByPosition []float64 `json:"by_position,omitempty"`

@@ -34,7 +34,7 @@ func rebuild(ctx context.Context, o train.Options, dir string) (*train.Result, e
 	eval.Step = m.Step
 	r := &train.Result{Model: m.Family, Data: m.Options.Data, Task: m.Task, Config: m.Config, Params: params(m),
 		Backend: backend.Name, Devices: o.Devices, Steps: m.Step, Checkpoint: l.Dir, Run: dir, Losses: m.Losses, Eval: &eval,
-		ValidLoss: eval.Loss, ValidPPL: eval.PPL, ValidBPC: eval.BPC, ValidStep: eval.Step}
+		ValidLoss: eval.Loss, ValidPPL: eval.PPL, ValidBPC: eval.BPC, ValidBPB: eval.BPB, ValidStep: eval.Step}
 	if m.Task != train.TaskLM {
 		acc := eval.Acc
 		r.ValidAcc = &acc
