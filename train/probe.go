@@ -106,7 +106,7 @@ func (l *Loaded) InputTokens(text string) ([]int32, error) {
 		if len(ids) == 0 {
 			return nil, errors.New("the probe text is empty")
 		}
-		window, _ := sampleWindow(ids, n, l.model.LossStart(), tok.Encode("\n")[0])
+		window, _ := sampleWindow(ids, n, l.model.LossStart(), padToken(tok))
 		return window, nil
 	}
 	examples, ok := l.task.(interface{ firstExample() []int32 })

@@ -49,10 +49,7 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 	if o.Tokens < 1 || o.Temperature < 0 || o.TopK < 0 {
 		return nil, fmt.Errorf("sample: tokens=%d must be positive, temperature=%g and top_k=%d not negative", o.Tokens, o.Temperature, o.TopK)
 	}
-	pad := int32(0) // a tokenizer of words drops white space, and [UNK] is its id 0
-	if ids := tok.Encode("\n"); len(ids) > 0 {
-		pad = ids[0]
-	}
+	pad := padToken(tok)
 	context := tok.Encode(o.Prompt)
 	if len(context) == 0 {
 		context = []int32{pad}
@@ -75,6 +72,15 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 		r.Hint = ReadabilityHint(l.Manifest, r.Text, corpus)
 	}
 	return r, nil
+}
+
+// padToken is what fills a window before its text: the newline, or id 0
+// for a tokenizer of words, which drops white space ([UNK] is its id 0).
+func padToken(tok data.Tokenizer) int32 {
+	if ids := tok.Encode("\n"); len(ids) > 0 {
+		return ids[0]
+	}
+	return 0
 }
 
 // continuation is the text of generated as it goes on from context: with a

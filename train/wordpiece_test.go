@@ -52,6 +52,11 @@ func TestWordPieceRun(t *testing.T) {
 	if err != nil || s.Tokens != 3 {
 		t.Errorf("sample %+v (%v): want 3 tokens", s, err)
 	}
+	// The probes fill a window before a short text as sample does: wordpiece
+	// has no token for the newline.
+	if ids, err := l.InputTokens("Light is"); err != nil || len(ids) != l.Model().Config.SeqLen {
+		t.Errorf("probe input %v (%v): want a window of %d", ids, err, l.Model().Config.SeqLen)
+	}
 }
 
 // A sample goes on from its prompt with the space wordpiece's Decode puts
