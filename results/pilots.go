@@ -141,6 +141,7 @@ func decideECPTokens(r PilotRecord) (string, error) {
 		return "", err
 	}
 	var over []string
+	overFloor := map[string]bool{}
 	steps := TokenShortSteps
 	var hours float64
 	for _, m := range ECPTokenModels {
@@ -152,9 +153,9 @@ func decideECPTokens(r PilotRecord) (string, error) {
 			long, err := r.Value(fmt.Sprintf("%s @%d", m, TokenLongSteps))
 			switch {
 			case err != nil:
-				over = append(over, fmt.Sprintf("%s (%.2f at %d steps, not run longer)", m, short, TokenShortSteps))
+				over, overFloor[m] = append(over, fmt.Sprintf("%s (%.2f at %d steps, not run longer)", m, short, TokenShortSteps)), true
 			case long >= floor:
-				over = append(over, fmt.Sprintf("%s (%.2f at %d steps)", m, long, TokenLongSteps))
+				over, overFloor[m] = append(over, fmt.Sprintf("%s (%.2f at %d steps)", m, long, TokenLongSteps)), true
 			default:
 				steps = TokenLongSteps
 			}
@@ -166,6 +167,9 @@ func decideECPTokens(r PilotRecord) (string, error) {
 			return "", err
 		}
 		hours += float64(runsPerModel*steps*TokensPerStep) / speed / 3600
+	}
+	if overFloor["ECP"] {
+		return fmt.Sprintf("ECP itself stays over the floor (%.2f bits/token): %s: claims 1, 2, 3 and 22 are decidable only at the paper's scale", floor, strings.Join(over, ", ")), nil
 	}
 	if len(over) > 0 {
 		return fmt.Sprintf("over the floor (%.2f bits/token) at every schedule tried: %s: claims 1-3 and 22 against them are decidable only at the paper's scale; "+

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,11 @@ func TestECPTokenPilotPicksTheScheduleEveryModelNeeds(t *testing.T) {
 	decision, _ = decideECPTokens(ecpTokenRecord(7.9))
 	if !strings.Contains(decision, "PerceiverAR (7.90 at 8000 steps)") || !strings.Contains(decision, "decidable only at the paper's scale") {
 		t.Errorf("PerceiverAR over the floor at both schedules: %q", decision)
+	}
+	r := ecpTokenRecord(7.7)
+	r.Values[slices.IndexFunc(r.Values, func(v PilotValue) bool { return v.Name == "ECP @2000" })].Value = 8
+	if decision, _ = decideECPTokens(r); !strings.HasPrefix(decision, "ECP itself stays over the floor") {
+		t.Errorf("ECP over the floor: %q", decision)
 	}
 	if _, err := decideECPTokens(PilotRecord{ID: "P1"}); err == nil {
 		t.Error("a record without the floor was decided")
