@@ -110,6 +110,11 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sessionFor(o, cfg, t, saved)
+}
+
+// sessionFor builds the model of cfg, the backend, store and trainer for task t.
+func sessionFor(o Options, cfg models.Config, t task, saved *Manifest) (*session, error) {
 	m, err := models.New(cfg)
 	if err != nil {
 		return nil, err
