@@ -2,7 +2,9 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,26 @@ func TestBenchPresetNamesThePresets(t *testing.T) {
 	_, err := BenchPreset(context.Background(), PresetBenchOptions{Preset: "ecp-wiki", Backend: "go", Steps: 1})
 	if err == nil || !strings.Contains(err.Error(), "ecp-wikitext103") || !strings.Contains(err.Error(), "pi-125m") {
 		t.Errorf("unknown preset: %v; want the error to list the presets", err)
+	}
+}
+
+// TestFusedOptionFallsBackOffCUDA: fused= is left out of a run's options
+// (and so of its cache key) when unset, and off CUDA a run with fused=masked
+// trains exactly as one without it.
+func TestFusedOptionFallsBackOffCUDA(t *testing.T) {
+	if raw, _ := json.Marshal(DefaultOptions()); strings.Contains(string(raw), "fused") {
+		t.Errorf("unset fused= is in the options every cache key hashes: %s", raw)
+	}
+	losses := map[string][]float64{}
+	for _, fused := range []string{"", "masked"} {
+		o := tiny(t, map[string]string{"model": "full", "segment": "", "precision": "bf16", "dropout": "0", "fused": fused, "steps": "3", "eval_every": "0"})
+		r, err := Run(context.Background(), o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses[fused] = r.Losses
+	}
+	if len(losses[""]) != 3 || !slices.Equal(losses[""], losses["masked"]) {
+		t.Errorf("losses %v with fused=masked, %v without: off CUDA they must be the same", losses["masked"], losses[""])
 	}
 }

@@ -121,6 +121,7 @@ func sessionFor(o Options, cfg models.Config, t task, saved *Manifest) (*session
 	}
 	m.Compute = computeType(o.Precision)
 	m.SplitSequence = o.Devices > 1 && o.Parallel == "sequence"
+	m.Fused = models.Fused(o.Fused)
 	choice, err := Backend(o.Backend)
 	if err != nil {
 		return nil, err
