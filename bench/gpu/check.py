@@ -47,7 +47,10 @@ PROFILES = {
         train_budget=90,
         # cuDNN's fused attention (bf16) against ecpi's own forms: full with fused=dense, the masked
         # families with fused=masked (the n×n mask is 1 GiB at n = 8192, B = 2, H = 4: ChooseFused's limit).
-        fused_families=["full", "local", "longformer", "ecp"], fused_n=[1024, 4096, 8192], fused_budget=40,
+        fused_families=["full", "local", "longformer", "ecp"], fused_n=[1024, 4096, 8192], fused_budget=70,
+        # And a dense model's training steps, bf16 without dropout, fused=dense against fused=off: the fused
+        # op's gradient inside a whole training graph (the CPU half leaves this to TestFusedOptionFallsBackOffCUDA).
+        fused_train=["model=full", "n=2048", "dim=512", "heads=8", "layers=4", "batch=8", "steps=11"],
         # The paper presets in the order first; what the budget leaves out is recorded as skipped.
         presets=["ecp-wikitext103", "pi-125m", "ecp-pg19", "perceiverar-wikitext103", "ecp-scifar10", "pi-350m",
                  "pi-760m", "pi-1.5b"],
@@ -68,7 +71,7 @@ PROFILES = {
         train_families=["ecp"], train_sizes=["small", "large"], train_steps=1,
         train_budget=90,
         # On the CPU every form must be ecpi's own (the fused op is CUDA's): the check is that it falls back.
-        fused_families=["full", "ecp"], fused_n=[256], fused_budget=60,
+        fused_families=["full", "ecp"], fused_n=[256], fused_budget=60, fused_train=[],
         # One preset, shrunk: a paper preset's step takes minutes on 2 cores.
         presets=["ecp-wikitext103"], preset_steps=1, preset_devices=8,
         preset_shrink=["layers=1", "dim=32", "heads=2", "n=256", "batch=1"], preset_timeout=60, preset_budget=60,
@@ -798,6 +801,25 @@ def fused_attention(r, backend, cpu):
             if res["rc"] != 0:
                 message = ecpi_error(res)[2]
                 cells.append(dict(cell, status="failed", why=message, kind=classify(message)))
+    for mode in ["dense", "off"] if r.p["fused_train"] else []:
+        cell = dict(variant="train", fused=mode, options=" ".join(r.p["fused_train"]))
+        timeout = r.cap(min(budget_end - time.time(), 60))
+        if timeout < 10:
+            cells.append(dict(cell, status="skipped", why="the step's time budget is spent"))
+            continue
+        cmd = ecpi(r, "train", *r.p["fused_train"], "data=opticks", "precision=bf16", "dropout=0", "eval_every=0",
+                   "eval_batches=1", f"fused={mode}", "backend=" + backend, "--json")
+        res = run_cmd(r, cmd, timeout, env=r.env)
+        rows = [x for x in res["json"] if "tokens_per_s" in x]
+        if res["rc"] == 0 and rows:
+            # A run does not say which form its layers ran: ChooseFused's rules (bf16, no dropout, heads of 64) pick
+            # the fused op for fused=dense on CUDA, and fused_attention's layers above show it does.
+            cells.append(dict(cell, status="ok", n=int(rows[-1]["config"]["n"]), ms=rows[-1]["ms_per_step"],
+                              form=None, tokens_per_s=rows[-1]["tokens_per_s"],
+                              compile_ms=rows[-1]["compile_ms"], train_loss=rows[-1]["train_loss"]))
+        else:
+            message = err_line(res)
+            cells.append(dict(cell, status="failed", why=message, kind=classify(message)))
     own = {(c["variant"], c["n"]): c for c in cells if c["status"] == "ok" and c["fused"] == "off"}
     comparisons = []
     for c in cells:
@@ -808,14 +830,15 @@ def fused_attention(r, backend, cpu):
                                     fused_ms=c["ms"], own_ms=base["ms"], speedup=base["ms"] / c["ms"]))
     failed = [c for c in cells if c["status"] == "failed"]
     if cpu:
-        wrong = [c for c in cells if c["status"] == "ok" and c.get("form") != "own"]
+        wrong = [c for c in cells if c["status"] == "ok" and c["variant"] != "train" and c.get("form") != "own"]
         expect = "every form ecpi's own on the CPU"
     else:
         wrong = [c for c in cells if c["status"] == "ok" and c["variant"] == "full" and c["fused"] == "dense"
                  and c.get("form") != "fused"]
         expect = "full in bf16 runs cuDNN's fused attention"
     status = "failed" if failed or wrong or not comparisons else "ok"
-    why = ", ".join(f"{x['variant']} n={x['n']} fused={x['fused']} ran {x['form']}: x{x['speedup']:.2f}" for x in comparisons)
+    why = ", ".join(f"{x['variant']} n={x['n']} fused={x['fused']} ran {x['form'] or '(unreported)'}: x{x['speedup']:.2f}"
+                    for x in comparisons)
     if wrong:
         why = f"not {expect}: {wrong[0]['variant']} ran {wrong[0].get('form')} ({wrong[0].get('form_why')}); " + why
     if failed:
@@ -979,7 +1002,7 @@ def summary(r, cpu):
             r.log(f"  attention {row['variant']} n={row['n']}: ecpi {row['ecpi_ms']:.2f} ms, PyTorch {row['torch_ms']:.2f} ms "
                   f"({row['torch_form']}) x{row['ratio']:.2f}")
     for x in fused:
-        r.log(f"  fused={x['fused']} {x['variant']} n={x['n']}: ran {x['form']}, {x['fused_ms']:.2f} ms; fused=off {x['own_ms']:.2f} ms "
+        r.log(f"  fused={x['fused']} {x['variant']} n={x['n']}: ran {x['form'] or '(unreported)'}, {x['fused_ms']:.2f} ms; fused=off {x['own_ms']:.2f} ms "
               f"(x{x['speedup']:.2f})")
     for x in presets:
         on = f", {x['hours_on_devices']:.1f} h on {x['devices']} (linear scaling)" if x.get("hours_on_devices") else ""
