@@ -13,6 +13,7 @@ import (
 
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/option"
+	"github.com/ecpi-dev/ecpi/train"
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -32,8 +33,13 @@ type AttentionOptions struct {
 	Runs     int // timed runs after one warm-up; the median is reported
 	// Apart measures each (variant, n) in a process of its own, with that
 	// process's peak resident memory (Sweep).
-	Apart   bool
-	Backend compute.Backend
+	Apart bool
+	// Precision is the dtype of q, k and v: float32, or bf16 as a layer
+	// under precision=bf16 computes them; Fused says which attention may run
+	// as the backend's fused op (models.ChooseFused).
+	Precision string
+	Fused     string
+	Backend   compute.Backend
 }
 
 // AttentionTable is the benchmark's options, as `bench attention` declares them.
@@ -47,11 +53,15 @@ var AttentionTable = option.Table[AttentionOptions]{
 	option.Int("window", "each family's window: local/π window k, ECP half-segment h, S2 groups 2k, ...", func(o *AttentionOptions) *int { return &o.Window }, option.AtLeast(1)),
 	option.Int("runs", "timed runs per measurement (median reported)", func(o *AttentionOptions) *int { return &o.Runs }, option.AtLeast(1)),
 	option.Bool("memory", "true: each measurement in its own process, with its peak resident memory", func(o *AttentionOptions) *bool { return &o.Apart }),
+	option.Choice("precision", "dtype of q, k and v: float32, or bf16 as under train's precision=bf16 (ecpi's own forms compute in float32 either way)",
+		train.Precisions, func(o *AttentionOptions) *string { return &o.Precision }),
+	option.Choice("fused", "which attention may run as the backend's fused op (cuDNN's on CUDA, bf16 only): dense attention, also local/longformer/ecp under their n×n mask, or none",
+		models.FusedModes, func(o *AttentionOptions) *string { return &o.Fused }),
 }
 
 // DefaultAttention is the README's targets: the benchmark families from n=1024 to 4096.
 var DefaultAttention = AttentionOptions{Variants: models.BenchmarkFamilies(), Lengths: []int{1024, 2048, 4096},
-	Batch: 2, Heads: 4, HeadDim: 32, Window: 256, Runs: 5}
+	Batch: 2, Heads: 4, HeadDim: 32, Window: 256, Runs: 5, Precision: "float32", Fused: string(models.FusedDense)}
 
 // AttentionResult is one (variant, length) measurement.
 type AttentionResult struct {
@@ -64,6 +74,11 @@ type AttentionResult struct {
 	Pairs     int64     `json:"pairs"` // scores per head computed by the block form
 	Ratio     float64   `json:"ratio"` // pairs / n²
 	Backend   string    `json:"backend"`
+	Precision string    `json:"precision,omitempty"`
+	// Form is what ran: "own" (ecpi's tiled or block form), "fused" or
+	// "fused masked" (the backend's fused op); FormWhy says why.
+	Form    string `json:"form,omitempty"`
+	FormWhy string `json:"form_why,omitempty"`
 	// PeakMB is the peak resident memory of a process that measured only
 	// this (variant, n): set by `bench attention memory=true`.
 	PeakMB float64 `json:"peak_mb,omitempty"`
@@ -77,6 +92,9 @@ func (r AttentionResult) Text() string {
 		return fmt.Sprintf("%-12s n=%-6d not measured: %s", r.Variant, r.N, r.NotMeasured)
 	}
 	text := fmt.Sprintf("%-12s n=%-6d %9.1f ms  (compile %6.0f ms)   pairs/head %11d (%.3f of dense)", r.Variant, r.N, r.MS, r.CompileMS, r.Pairs, r.Ratio)
+	if r.Form != "" && r.Form != "own" {
+		text += "   " + r.Form
+	}
 	if r.PeakMB > 0 {
 		text += fmt.Sprintf("   peak %6.0f MB", r.PeakMB)
 	}
@@ -118,7 +136,7 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 			}
 			cost := models.CostOf(cfg)
 			result := AttentionResult{Variant: variant, N: n, MS: timing.ms, RunsMS: timing.runs, CompileMS: timing.compileMS, Runs: o.Runs,
-				Pairs: cost.Pairs, Ratio: cost.Ratio, Backend: backendName}
+				Pairs: cost.Pairs, Ratio: cost.Ratio, Backend: backendName, Precision: o.Precision, Form: timing.plan.Form(), FormWhy: timing.plan.Why}
 			if err := report(result); err != nil {
 				return err
 			}
@@ -131,14 +149,23 @@ func Attention(ctx context.Context, o AttentionOptions, backendName string, repo
 type timing struct {
 	ms, compileMS float64
 	runs          []float64
+	plan          models.FusedPlan // what ran
 }
 
 // timeAttention compiles forward+backward of one pattern (timed on its own)
 // and returns the median wall time of o.Runs executions after one warm-up.
 func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (timing, error) {
+	var plan models.FusedPlan
+	dtype := dtypes.Float32
+	if o.Precision == "bf16" {
+		dtype = dtypes.BFloat16
+	}
 	exec, err := graph.NewExec(o.Backend, func(q, k, v *graph.Node) *graph.Node {
 		defer models.RaiseAsError()
-		out := pattern.Attend(q, k, v, models.Dropout{})
+		var out *graph.Node
+		convert := func(x *graph.Node) *graph.Node { return graph.ConvertDType(x, dtype) }
+		out, plan = models.Attend(pattern, convert(q), convert(k), convert(v), models.Dropout{}, models.Fused(o.Fused))
+		out = graph.ConvertDType(out, dtypes.Float32)
 		loss := graph.ReduceAllSum(graph.Mul(out, out))
 		// One scalar that depends on every gradient: reading it waits for the
 		// whole backward pass without timing a large device-to-host copy.
@@ -182,7 +209,7 @@ func timeAttention(o AttentionOptions, pattern models.Pattern, n int) (timing, e
 		}
 	}
 	sorted := slices.Sorted(slices.Values(times))
-	return timing{ms: sorted[len(sorted)/2], compileMS: compileMS, runs: times}, nil
+	return timing{ms: sorted[len(sorted)/2], compileMS: compileMS, runs: times, plan: plan}, nil
 }
 
 // GrowthSummary checks the scaling targets on a set of results: every sparse

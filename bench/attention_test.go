@@ -3,8 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/ecpi-dev/ecpi/models"
+	"github.com/ecpi-dev/ecpi/train"
 	"github.com/gomlx/compute"
 	_ "github.com/gomlx/compute/gobackend"
 )
@@ -67,5 +70,30 @@ func BenchmarkAttention(b *testing.B) {
 				b.ReportMetric(timing.compileMS, "ms/compile")
 			})
 		}
+	}
+}
+
+// TestAttentionFallsBackOffCUDA: with bfloat16 inputs and fused=masked, the
+// Go backend and the XLA CPU plugin run every pattern in ecpi's own form, and
+// each result says why.
+func TestAttentionFallsBackOffCUDA(t *testing.T) {
+	for _, name := range []string{"go", "xla:cpu"} {
+		t.Run(name, func(t *testing.T) {
+			choice, err := train.Backend(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := AttentionOptions{Variants: []string{"full", "local", "ecp"}, Lengths: []int{64}, Batch: 1, Heads: 2, HeadDim: 8,
+				Window: 16, Runs: 1, Precision: "bf16", Fused: string(models.FusedMasked), Backend: choice.Backend}
+			err = Attention(context.Background(), o, name, func(r AttentionResult) error {
+				if r.Form != "own" || !strings.Contains(r.FormWhy, "has no fused attention") || r.MS <= 0 {
+					t.Errorf("%s on %s: form %q (%s), %v ms; want its own form, the backend named as why", r.Variant, name, r.Form, r.FormWhy, r.MS)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -110,7 +110,7 @@ func stepMemory(ctx context.Context, o DevicesOptions, home, variant string, n, 
 	}
 	stepped, stop := context.WithCancel(ctx)
 	defer stop()
-	sizes, err := xla.CompiledTemporaryMiB(func() error {
+	programs, err := xla.CompiledMemory(func() error {
 		_, err := train.Run(stepped, opts, func(p train.Progress) {
 			if p.Step >= 1 {
 				stop()
@@ -124,7 +124,7 @@ func stepMemory(ctx context.Context, o DevicesOptions, home, variant string, n, 
 	if err != nil {
 		return 0, err
 	}
-	return sizes[0], nil
+	return programs[0].Temporary, nil
 }
 
 // DevicesSummary is what `bench devices` concludes for dense attention

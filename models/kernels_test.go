@@ -55,6 +55,12 @@ func compareForms(t *testing.T, batch, heads, n, headDim int, block, dense func(
 // values [B, H, keys, d].
 func compareShapes(t *testing.T, batch, heads, queries, keys, headDim int, block, dense func(q, k, v *graph.Node) *graph.Node) {
 	t.Helper()
+	compareWithin(t, 1e-4, batch, heads, queries, keys, headDim, block, dense)
+}
+
+// compareWithin is compareShapes within a tolerance of its own.
+func compareWithin(t *testing.T, tolerance float64, batch, heads, queries, keys, headDim int, block, dense func(q, k, v *graph.Node) *graph.Node) {
+	t.Helper()
 	backend := testBackend(t)
 	rng := rand.New(rand.NewPCG(uint64(queries), uint64(heads)))
 	q := randomTensor(rng, batch, heads, queries, headDim)
@@ -80,7 +86,7 @@ func compareShapes(t *testing.T, batch, heads, queries, keys, headDim int, block
 	}
 	got, want := run(block), run(dense)
 	for i, name := range []string{"output", "dL/dq", "dL/dk", "dL/dv"} {
-		assertClose(t, name, tensors.MustCopyFlatData[float32](got[i]), tensors.MustCopyFlatData[float32](want[i]), 1e-4)
+		assertClose(t, name, tensors.MustCopyFlatData[float32](got[i]), tensors.MustCopyFlatData[float32](want[i]), tolerance)
 	}
 }
 

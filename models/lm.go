@@ -58,6 +58,9 @@ type Model struct {
 	// parallel=sequence): dense attention then runs in the form XLA can
 	// partition along the sequence (SplitTiledAttention).
 	SplitSequence bool
+	// Fused says which attention may run as the backend's fused op (cuDNN's
+	// flash attention on CUDA; ChooseFused). The zero value is FusedDense.
+	Fused Fused
 	// Probe, when set, sees intermediate values while the graph is built
 	// (probes and notebooks); training leaves it nil.
 	Probe  *Probe
@@ -249,12 +252,12 @@ func (b *Block) Attend(q, k, v *graph.Node) *graph.Node {
 		return b.attendDecoded(q, k, v, nil)
 	}
 	b.recordCache(k, v)
-	attend := b.Layer.Pattern.Attend
+	drop := b.AttentionDropout(q.Graph())
 	if split, ok := b.Layer.Pattern.(sequenceSplitter); ok && b.Model.SplitSequence {
-		attend = split.AttendSplit
+		return graph.ConvertDType(split.AttendSplit(toFloat32(q), toFloat32(k), toFloat32(v), drop), q.DType())
 	}
-	out := attend(toFloat32(q), toFloat32(k), toFloat32(v), b.AttentionDropout(q.Graph()))
-	return graph.ConvertDType(out, q.DType())
+	out, _ := Attend(b.Layer.Pattern, q, k, v, drop, b.Model.Fused)
+	return out
 }
 
 // sequenceSplitter is a pattern with a second form for a sequence split

@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ecpi-dev/ecpi/cluster/runcache"
@@ -62,7 +63,12 @@ func init() {
 	})
 	Register(&Command{
 		Name:    "bench train",
-		Summary: "training tokens/s and ms/step of a fixed small model on every available backend",
+		Summary: "training tokens/s and ms/step of a fixed small model, or of a paper preset, on every available backend",
+		Details: "preset=NAME times a paper preset instead (`ecpi models preset=all` lists them): a few steps on random\n" +
+			"tokens of its vocabulary, at its n, in bf16 without dropout as paper mode trains it, with its compile\n" +
+			"time and XLA's planned device memory, and prices its paper-mode schedule (steps × batch × n) at that\n" +
+			"speed on one device and, with devices=N, on N assuming linear data-parallel scaling (an upper bound\n" +
+			"on the speed-up; the steps run on one device). layers=, dim=, heads=, n= shrink it (no longer its cost).",
 		Options: benchTrainOptions.Declare(),
 		Run:     runBenchTrain,
 	})
@@ -425,14 +431,17 @@ type benchTrainArgs struct {
 	Model, Size, Precision string
 	Steps                  int
 	Backends               []string
+	Preset                 string
+	Batch, Devices         int
+	Layers, Dim, Heads, N  int // shrink a preset (0: its own)
 }
 
 var benchTrainOptions = Options[benchTrainArgs]{
-	Table: option.Table[benchTrainArgs]{
+	Table: append(option.Table[benchTrainArgs]{
 		option.Choice("model", "model family of the fixed small model", models.FamilyNames(), func(a *benchTrainArgs) *string { return &a.Model }),
 		option.Choice("size", "small: n=256, d=64, 2 layers; large: n=1024, d=256, 4 layers (4 heads, batch 8 both)", train.BenchSizes, func(a *benchTrainArgs) *string { return &a.Size }),
 		option.Int("steps", "timed steps per backend (after one compiling step)", func(a *benchTrainArgs) *int { return &a.Steps }, option.AtLeast(1)),
-		option.Choice("precision", "float32, or bf16: mixed precision (train's precision=)", train.Precisions, func(a *benchTrainArgs) *string { return &a.Precision }),
+		option.Choice("precision", "float32, or bf16: mixed precision (train's precision=); preset= runs bf16 unless this is given", train.Precisions, func(a *benchTrainArgs) *string { return &a.Precision }),
 		option.List("backends", "comma-separated backends (default: every available one)", nil, func(a *benchTrainArgs) *[]string { return &a.Backends }).
 			Checking(func(v string) error {
 				for _, name := range strings.Split(v, ",") {
@@ -442,13 +451,28 @@ var benchTrainOptions = Options[benchTrainArgs]{
 				}
 				return nil
 			}),
-	},
-	Defaults: benchTrainArgs{Model: models.DefaultFamily(), Size: "small", Precision: "float32", Steps: 10},
+	}, presetOptions...),
+	Defaults: benchTrainArgs{Model: models.DefaultFamily(), Size: "small", Precision: "float32", Steps: 10, Devices: 1},
+}
+
+// presetOptions are bench train's options for preset=: the preset, its
+// batch, the devices its schedule is priced on, and what shrinks it.
+var presetOptions = option.Table[benchTrainArgs]{
+	option.OptionalChoice("preset", "time a paper preset instead of model=/size= (`ecpi models preset=all` lists them)", models.PresetNames(), func(a *benchTrainArgs) *string { return &a.Preset }),
+	option.Int("batch", "preset=: sequences per step (0: its schedule's)", func(a *benchTrainArgs) *int { return &a.Batch }, option.AtLeast(0)),
+	option.Int("devices", "preset=: also price the schedule on this many devices, assuming linear data-parallel scaling", func(a *benchTrainArgs) *int { return &a.Devices }, option.AtLeast(1)),
+	option.Int("layers", "preset=: shrink it to this many layers (0: its own)", func(a *benchTrainArgs) *int { return &a.Layers }, option.AtLeast(0)),
+	option.Int("dim", "preset=: shrink its width (0: its own)", func(a *benchTrainArgs) *int { return &a.Dim }, option.AtLeast(0)),
+	option.Int("heads", "preset=: its heads (0: its own)", func(a *benchTrainArgs) *int { return &a.Heads }, option.AtLeast(0)),
+	option.Int("n", "preset=: its sequence length (0: its own)", func(a *benchTrainArgs) *int { return &a.N }, option.AtLeast(0)),
 }
 
 func runBenchTrain(c *Call) error {
 	args, err := benchTrainOptions.Read(c)
 	if err != nil {
+		return err
+	}
+	if err := checkPresetArgs(c, args); err != nil {
 		return err
 	}
 	names := args.Backends
@@ -464,7 +488,13 @@ func runBenchTrain(c *Call) error {
 		if err := c.Ctx.Err(); err != nil {
 			return fmt.Errorf("bench train interrupted before backend %s", name)
 		}
-		r, err := train.Bench(c.Ctx, name, args.Model, args.Size, args.Precision, args.Steps)
+		var r Texter
+		var err error
+		if args.Preset != "" {
+			r, err = train.BenchPreset(c.Ctx, presetBench(c, args, name))
+		} else {
+			r, err = train.Bench(c.Ctx, name, args.Model, args.Size, args.Precision, args.Steps)
+		}
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("backend %s: %v", name, err))
 			continue
@@ -477,4 +507,35 @@ func runBenchTrain(c *Call) error {
 		return fmt.Errorf("bench train: %s", strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// checkPresetArgs: model= and size= choose the fixed model, preset= a
+// paper's, and the options of one do not apply to the other.
+func checkPresetArgs(c *Call, args benchTrainArgs) error {
+	for _, f := range presetOptions[1:] {
+		if _, typed := c.given[f.Name]; typed && args.Preset == "" {
+			return Usagef("option %s= applies to preset=; the fixed models have their own (size=)", f.Name)
+		}
+	}
+	for _, name := range []string{"model", "size"} {
+		if _, typed := c.given[name]; typed && args.Preset != "" {
+			return Usagef("option %s= chooses a fixed model; preset=%s is a model of its own", name, args.Preset)
+		}
+	}
+	return nil
+}
+
+// presetBench is train.BenchPreset's options for one backend: precision=
+// only where typed (a preset's own is bf16), the shrinking options set.
+func presetBench(c *Call, args benchTrainArgs, backend string) train.PresetBenchOptions {
+	o := train.PresetBenchOptions{Preset: args.Preset, Backend: backend, Steps: args.Steps, Batch: args.Batch, Devices: args.Devices, Shrink: map[string]string{}}
+	if _, typed := c.given["precision"]; typed {
+		o.Precision = args.Precision
+	}
+	for name, value := range map[string]int{"layers": args.Layers, "dim": args.Dim, "heads": args.Heads, "n": args.N} {
+		if value > 0 {
+			o.Shrink[name] = strconv.Itoa(value)
+		}
+	}
+	return o
 }

@@ -224,3 +224,31 @@ func TestMallocTuning(t *testing.T) {
 		t.Errorf("with hugetlb=0 set by the user, malloc is %q; want the user's choice kept", got)
 	}
 }
+
+// TestBenchTrainPreset prices a shrunk paper preset from the command line and
+// refuses an unknown preset naming the valid ones.
+func TestBenchTrainPreset(t *testing.T) {
+	stdout, stderr, code := run(t, "bench", "train", "preset=pi-125m", "layers=1", "dim=32", "heads=2", "n=256", "batch=1", "steps=1",
+		"devices=4", "backends=go", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Preset         string  `json:"preset"`
+		Shrunk         string  `json:"shrunk"`
+		TokensPerS     float64 `json:"tokens_per_s"`
+		ScheduleTokens int64   `json:"schedule_tokens"`
+		Hours          float64 `json:"hours"`
+		HoursOnDevices float64 `json:"hours_on_devices"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &r); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	if r.Preset != "pi-125m" || r.Shrunk == "" || r.TokensPerS <= 0 || r.ScheduleTokens != 20000*16*1024 || r.HoursOnDevices <= 0 || r.HoursOnDevices > r.Hours/3.99 {
+		t.Errorf("bench train preset=pi-125m: %+v; want the shrunk model measured and π-125m's schedule priced on 1 and 4 devices", r)
+	}
+	_, stderr, code = run(t, "bench", "train", "preset=pi-100m")
+	if code == 0 || !strings.Contains(stderr, "pi-125m") || !strings.Contains(stderr, "ecp-pg19") {
+		t.Errorf("unknown preset: exit %d, %q; want an error naming the presets", code, stderr)
+	}
+}

@@ -4,11 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/ecpi-dev/ecpi/data"
 	"github.com/ecpi-dev/ecpi/models"
 	"github.com/ecpi-dev/ecpi/xla"
 	"github.com/gomlx/gomlx/core/graph"
@@ -228,4 +232,205 @@ func medianSeconds(count int, f func() error) (float64, error) {
 	}
 	slices.Sort(times)
 	return times[len(times)/2], nil
+}
+
+// PresetBenchOptions configures `bench train preset=NAME`: a few steps of a
+// paper preset on random tokens, priced against its paper-mode schedule.
+type PresetBenchOptions struct {
+	Preset    string
+	Backend   string
+	Steps     int    // timed steps, after one that compiles
+	Precision string // "": bf16, as paper mode trains every preset
+	Batch     int    // 0: the preset's schedule's
+	// Devices also prices the schedule on this many devices, assuming linear
+	// data-parallel scaling: an upper bound on the speed-up. The steps run on one.
+	Devices int
+	// Shrink sets model options over the preset's (layers, dim, heads, n): a
+	// smaller model, which is no longer the preset's, for tests on a CPU.
+	Shrink map[string]string
+}
+
+// PresetBenchResult is what training one paper preset costs on one backend.
+type PresetBenchResult struct {
+	Preset  string `json:"preset"`
+	Backend string `json:"backend"`
+	// Shrunk lists the options set over the preset's: the cost is then not
+	// the preset's, and says so.
+	Shrunk     string  `json:"shrunk,omitempty"`
+	Params     int64   `json:"params"`
+	N          int     `json:"n"`
+	Batch      int     `json:"batch"`
+	Vocab      int     `json:"vocab"` // of the tokenizer ecpi trains it with (random tokens of it)
+	Precision  string  `json:"precision"`
+	Steps      int     `json:"steps"` // timed
+	TokensPerS float64 `json:"tokens_per_s"`
+	MsPerStep  float64 `json:"ms_per_step"`
+	CompileMS  float64 `json:"compile_ms"`
+	// MemoryMiB is XLA's plan for the training step on its device (the
+	// largest program compiled with the first step): weights, optimizer
+	// state, batch and temporaries. It is what the compiler reserves, not an
+	// allocator's high-water mark; 0 on the Go backend, which plans nothing.
+	MemoryMiB float64 `json:"memory_mib,omitempty"`
+	// The schedule: ScheduleSteps of ScheduleBatch sequences of the preset's n.
+	ScheduleSteps  int     `json:"schedule_steps"`
+	ScheduleBatch  int     `json:"schedule_batch"`
+	ScheduleTokens int64   `json:"schedule_tokens"`
+	Hours          float64 `json:"hours"` // the schedule at TokensPerS on one device
+	// HoursOnDevices is the schedule on Devices devices with linear
+	// data-parallel scaling: a lower bound on the time (0: devices=1).
+	Devices        int     `json:"devices,omitempty"`
+	HoursOnDevices float64 `json:"hours_on_devices,omitempty"`
+}
+
+// Text is two lines: the measurement, then the schedule.
+func (r *PresetBenchResult) Text() string {
+	memory := "device memory not planned on this backend"
+	if r.MemoryMiB > 0 {
+		memory = fmt.Sprintf("device memory %.2f GiB (XLA's plan for the step)", r.MemoryMiB/1024)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s (%s, n=%d, batch %d, %s parameters, vocab %d): %.0f tokens/s, %.1f ms/step (%d steps), compile %.1f s, %s",
+		r.Preset, r.Backend, r.Precision, r.N, r.Batch, millions(r.Params), r.Vocab, r.TokensPerS, r.MsPerStep, r.Steps, r.CompileMS/1000, memory)
+	if r.Shrunk != "" {
+		fmt.Fprintf(&b, "\n  shrunk (%s): not the preset's cost", r.Shrunk)
+	}
+	fmt.Fprintf(&b, "\n  schedule %d steps × %d × %d = %.3gB tokens: %s on one device", r.ScheduleSteps, r.ScheduleBatch,
+		r.ScheduleTokens/int64(r.ScheduleSteps*r.ScheduleBatch), float64(r.ScheduleTokens)/1e9, hours(r.Hours))
+	if r.Devices > 1 {
+		fmt.Fprintf(&b, ", at best %s on %d (linear data-parallel scaling, an upper bound on the speed-up)", hours(r.HoursOnDevices), r.Devices)
+	}
+	return b.String()
+}
+
+func hours(h float64) string {
+	if h >= 48 {
+		return fmt.Sprintf("%.1f days", h/24)
+	}
+	return fmt.Sprintf("%.1f h", h)
+}
+
+// BenchPreset trains a paper preset for o.Steps+1 steps on random tokens of
+// the vocabulary ecpi trains it with (a step costs the same on any tokens, and
+// no corpus is needed), at its n and in bfloat16 without dropout as paper
+// mode trains it, and prices the preset's schedule at the speed measured. The
+// first step compiles and is timed apart; nothing is evaluated or saved.
+func BenchPreset(ctx context.Context, o PresetBenchOptions) (*PresetBenchResult, error) {
+	p, err := models.PresetByName(o.Preset)
+	if err != nil {
+		return nil, err
+	}
+	if o.Steps < 1 {
+		return nil, fmt.Errorf("steps=%d: time at least one step after the one that compiles", o.Steps)
+	}
+	values := map[string]string{"preset": p.Name, "dropout": "0", "batch": fmt.Sprint(cmp.Or(o.Batch, p.Batch)),
+		"steps": fmt.Sprint(o.Steps + 1), "precision": cmp.Or(o.Precision, "bf16"), "backend": o.Backend}
+	var shrunk []string
+	for _, name := range slices.Sorted(maps.Keys(o.Shrink)) {
+		values[name] = o.Shrink[name]
+		shrunk = append(shrunk, name+"="+o.Shrink[name])
+	}
+	opts, err := ParseOptions(values)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	opts.Tokenizer = cmp.Or(p.Tokenizer, opts.Tokenizer)
+	t, cfg, err := randomTask(p, opts)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	s, err := sessionFor(opts, cfg, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+	}
+	if onHost := s.backend.Name == "go" || s.backend.Name == "xla:cpu"; onHost {
+		if err := CheckMemory(cfg, opts.Batch, true); err != nil {
+			return nil, fmt.Errorf("preset %s: %w", p.Name, err)
+		}
+	}
+	r := &PresetBenchResult{Preset: p.Name, Backend: s.backend.Name, Shrunk: strings.Join(shrunk, " "), N: cfg.SeqLen, Batch: opts.Batch,
+		Vocab: cfg.Vocab, Precision: opts.Precision, Steps: o.Steps, ScheduleSteps: p.Steps, ScheduleBatch: p.Batch}
+	if err := r.time(ctx, s); err != nil {
+		return nil, fmt.Errorf("preset %s on %s: %w", p.Name, s.backend.Name, err)
+	}
+	r.Params = countParams(s.store)
+	n, err := strconv.Atoi(p.Options["n"])
+	if err != nil {
+		return nil, fmt.Errorf("preset %s has no n: %w", p.Name, err)
+	}
+	r.ScheduleTokens = int64(p.Steps) * int64(p.Batch) * int64(n)
+	r.Hours = float64(r.ScheduleTokens) / r.TokensPerS / 3600
+	if r.Devices = o.Devices; r.Devices > 1 {
+		r.HoursOnDevices = r.Hours / float64(r.Devices)
+	}
+	return r, nil
+}
+
+// time runs the steps: the first, which compiles (XLA's memory plan read from
+// its compilation), then the timed ones.
+func (r *PresetBenchResult) time(ctx context.Context, s *session) error {
+	first := func() error {
+		if err := s.initialize(); err != nil {
+			return err
+		}
+		_, err := s.trainStep()
+		return err
+	}
+	start := time.Now()
+	if s.backend.Name == "go" {
+		if err := first(); err != nil {
+			return err
+		}
+	} else {
+		programs, err := xla.CompiledMemory(first)
+		if err != nil {
+			return err
+		}
+		for _, program := range programs {
+			r.MemoryMiB = max(r.MemoryMiB, program.PlannedMiB())
+		}
+	}
+	firstStep := time.Since(start)
+	start = time.Now()
+	for range r.Steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := s.trainStep(); err != nil {
+			return err
+		}
+	}
+	r.MsPerStep = 1000 * time.Since(start).Seconds() / float64(r.Steps)
+	r.TokensPerS = float64(r.Batch*r.N) / (r.MsPerStep / 1000)
+	r.CompileMS = max(0, 1000*firstStep.Seconds()-r.MsPerStep)
+	return nil
+}
+
+// randomTask is preset p's task on random tokens: a language model's windows
+// over a random stream of its tokenizer's vocabulary, or a classifier's
+// random sequences and labels.
+func randomTask(p models.Preset, o Options) (task, models.Config, error) {
+	cfg := o.Model
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), uint64(cfg.SeqLen)))
+	randomTokens := func(count, vocab int) []int32 {
+		tokens := make([]int32, count)
+		for i := range tokens {
+			tokens[i] = int32(rng.IntN(vocab))
+		}
+		return tokens
+	}
+	if p.Classes > 0 {
+		examples := make([]data.Example, 4*o.Batch)
+		for i := range examples {
+			examples[i] = data.Example{Tokens: randomTokens(cfg.SeqLen, cfg.Vocab), Label: int32(rng.IntN(p.Classes))}
+		}
+		set, err := newExampleSet(map[string][]data.Example{"train": examples}, o, cfg.SeqLen)
+		return &classTask{exampleSet: set, classes: p.Classes, voc: cfg.Vocab}, cfg, err
+	}
+	tok, err := data.NewTokenizer(o.Tokenizer)
+	if err != nil {
+		return nil, cfg, err
+	}
+	cfg.Vocab = tok.VocabSize()
+	batches, err := data.NewLMBatches(randomTokens(4*o.Batch*(cfg.SeqLen+1), cfg.Vocab), o.Batch, cfg.SeqLen, uint64(o.Seed))
+	return &lmTask{tok: tok, batches: batches, n: cfg.SeqLen, batch: o.Batch}, cfg, err
 }

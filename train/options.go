@@ -52,7 +52,10 @@ type Options struct {
 	// Precision is float32, or bf16: activations and matrix products in
 	// bfloat16 over float32 master weights (models.Model.Compute).
 	Precision string `json:"precision,omitempty"`
-	Reuse     bool   `json:"reuse"` // the run cache: reuse a finished run of the same options and seed (cache.go)
+	// Fused is which attention may run as the backend's fused op
+	// (models.Fused; "" is dense, and keeps run cache keys as they were).
+	Fused string `json:"fused,omitempty"`
+	Reuse bool   `json:"reuse"` // the run cache: reuse a finished run of the same options and seed (cache.go)
 }
 
 // Schedules names the learning-rate schedules.
@@ -109,6 +112,7 @@ var optionTable = option.Table[Options]{
 	option.Int("devices", "split every batch across this many devices of an XLA backend (batch must divide; no accum)", func(o *Options) *int { return &o.Devices }, option.AtLeast(1)),
 	option.Choice("parallel", "with devices > 1: data splits the batch across the devices, sequence each sequence's positions (n must divide)", Parallelisms, func(o *Options) *string { return &o.Parallel }),
 	option.Choice("precision", "bf16: activations and matrix products in bfloat16, weights, optimizer state, layer norms, softmax and loss in float32; checkpoints stay float32", Precisions, func(o *Options) *string { return &o.Precision }),
+	option.OptionalChoice("fused", "which attention may run as the backend's fused op, cuDNN's flash attention (CUDA, precision=bf16, dropout=0 only): dense attention (unset), masked (also local, longformer, ecp under their n×n mask), off", models.FusedModes, func(o *Options) *string { return &o.Fused }),
 	option.Bool("reuse", "keep the run in the run cache and reuse a finished run of the same options and seed instead of training again", func(o *Options) *bool { return &o.Reuse }),
 }
 

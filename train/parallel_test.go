@@ -145,14 +145,14 @@ func TestSequenceSplitDividesStepMemory(t *testing.T) {
 					"eval_every": "0", "eval_batches": "1", "n": "4096", "batch": "2", "dim": "64", "heads": "4"}
 				maps.Copy(all, families[name])
 				o := tiny(t, all)
-				sizes, err := xla.CompiledTemporaryMiB(func() error {
+				programs, err := xla.CompiledMemory(func() error {
 					_, err := Run(context.Background(), o, nil)
 					return err
 				})
 				if err != nil {
 					t.Fatal(err)
 				}
-				return sizes[0] // the training step, compiled first
+				return programs[0].Temporary // the training step, compiled first
 			}
 			one := stepMiB(1)
 			for _, devices := range []int{2, 4} {

@@ -110,12 +110,18 @@ func newSession(o Options, saved *Manifest) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sessionFor(o, cfg, t, saved)
+}
+
+// sessionFor builds the model of cfg, the backend, store and trainer for task t.
+func sessionFor(o Options, cfg models.Config, t task, saved *Manifest) (*session, error) {
 	m, err := models.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	m.Compute = computeType(o.Precision)
 	m.SplitSequence = o.Devices > 1 && o.Parallel == "sequence"
+	m.Fused = models.Fused(o.Fused)
 	choice, err := Backend(o.Backend)
 	if err != nil {
 		return nil, err

@@ -37,14 +37,14 @@ func compiledTemporaryMiB(t *testing.T, backend compute.Backend, devices int, in
 		}
 		exec = exec.AutoSharding(mesh).WithDeviceAssignment(assignment).WithInputShardingSpecs(spec)
 	}
-	sizes, err := CompiledTemporaryMiB(func() error {
+	programs, err := CompiledMemory(func() error {
 		_, err := exec.Compile(inputs...)
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sizes[0]
+	return programs[0].Temporary
 }
 
 // TestSequenceSplitDividesMemory is the smallest program of what

@@ -41,25 +41,40 @@ TWIN_FAMILIES = ["ecp", "pi", "full", "local"]
 PROFILES = {
     "gpu": dict(
         budget=465,  # seconds for the whole run; every step's timeout is cut to what is left
-        tests="DenseReference|MatchesDense|MatchesAutodiff",
-        tests_timeout=100,
+        tests="DenseReference|MatchesDense|MatchesAutodiff|Fused",
+        tests_timeout=90,
         train_families=["ecp", "pi", "full", "local"], train_sizes=["small", "large"], train_steps=10,
-        train_budget=100,
+        train_budget=90,
+        # cuDNN's fused attention (bf16) against ecpi's own forms: full with fused=dense, the masked
+        # families with fused=masked (the n×n mask is 1 GiB at n = 8192, B = 2, H = 4: ChooseFused's limit).
+        fused_families=["full", "local", "longformer", "ecp"], fused_n=[1024, 4096, 8192], fused_budget=70,
+        # And a dense model's training steps, bf16 without dropout, fused=dense against fused=off: the fused
+        # op's gradient inside a whole training graph (the CPU half leaves this to TestFusedOptionFallsBackOffCUDA).
+        fused_train=["model=full", "n=2048", "dim=512", "heads=8", "layers=4", "batch=8", "steps=11"],
+        # The paper presets in the issue's order first; what the budget leaves out is recorded as skipped.
+        presets=["ecp-wikitext103", "pi-125m", "ecp-pg19", "perceiverar-wikitext103", "ecp-scifar10", "pi-350m",
+                 "pi-760m", "pi-1.5b"],
+        preset_steps=3, preset_devices=8, preset_shrink=[], preset_timeout=60, preset_budget=100,
         attention_families=FAMILIES, attention_n=[1024, 2048, 4096, 8192, 16384, 32768, 65536],
-        attention_runs=3, attention_window=256, attention_budget=130,
-        generate_families=FAMILIES, generate_n=[1024, 4096], generate_tokens=16, generate_budget=40,
+        attention_runs=3, attention_window=256, attention_budget=110,
+        generate_families=FAMILIES, generate_n=[1024, 4096], generate_tokens=16, generate_budget=35,
         # "high": TF32 matmuls, as go-xla gives ecpi on CUDA by default (DotGeneralUseTF32), so both
         # sides do the same arithmetic; "highest" would time PyTorch in strict float32.
         peer_device="cuda", peer_matmul_precision="high", peer_attention_n=[4096, 16384],
-        peer_sizes=["small", "large"], peer_steps=10, peer_runs=3, peer_peak_size=8192, peer_budget=70,
+        peer_sizes=["small", "large"], peer_steps=10, peer_runs=3, peer_peak_size=8192, peer_budget=60,
     ),
     "cpu": dict(
         # About 80 s alone on 2 cores; the ceilings allow for a machine busy with other tests.
         budget=420,
-        tests="TestBlockFormsMatchDenseReference|TestGateMatchesDenseReference",
+        tests="TestBlockFormsMatchDenseReference|TestGateMatchesDenseReference|TestChooseFusedSaysWhy",
         tests_timeout=180,
         train_families=["ecp"], train_sizes=["small", "large"], train_steps=1,
         train_budget=90,
+        # On the CPU every form must be ecpi's own (the fused op is CUDA's): the check is that it falls back.
+        fused_families=["full", "ecp"], fused_n=[256], fused_budget=60, fused_train=[],
+        # One preset, shrunk: a paper preset's step takes minutes on 2 cores.
+        presets=["ecp-wikitext103"], preset_steps=1, preset_devices=8,
+        preset_shrink=["layers=1", "dim=32", "heads=2", "n=256", "batch=1"], preset_timeout=60, preset_budget=60,
         attention_families=FAMILIES, attention_n=[256, 512],
         attention_runs=1, attention_window=64, attention_budget=120,
         generate_families=["ecp", "pi", "full"], generate_n=[256], generate_tokens=4, generate_budget=60,
@@ -763,6 +778,113 @@ def bench_generate(r, backend):
     return r.step("bench_generate", status, why, required=True, seconds=time.time() - start, cells=cells)
 
 
+def fused_attention(r, backend, cpu):
+    """One attention layer in bf16, the backend's fused op (fused=dense for full, fused=masked for the
+    masked families) against ecpi's own form (fused=off), each result saying which form ran and why.
+    On the CPU every form must be the own one; on the GPU full must run fused. Reported, not required."""
+    start = time.time()
+    budget_end = start + r.p["fused_budget"]
+    cells = []
+    for family in r.p["fused_families"]:
+        for mode in ["dense" if family == "full" else "masked", "off"]:
+            cell = dict(variant=family, fused=mode)
+            timeout = r.cap(min(budget_end - time.time(), 60))
+            if timeout < 5:
+                cells.append(dict(cell, status="skipped", why="the step's time budget is spent"))
+                continue
+            cmd = ecpi(r, "bench", "attention", f"models={family}", "n=" + ",".join(map(str, r.p["fused_n"])),
+                       f"runs={r.p['attention_runs']}", f"window={r.p['attention_window']}", "precision=bf16",
+                       f"fused={mode}", "backend=" + backend, "--json")
+            res = run_cmd(r, cmd, timeout, env=r.env)
+            rows = [x for x in res["json"] if x.get("variant") == family and "ms" in x]
+            cells += [dict(cell, status="ok", **x) for x in rows]
+            if res["rc"] != 0:
+                message = ecpi_error(res)[2]
+                cells.append(dict(cell, status="failed", why=message, kind=classify(message)))
+    for mode in ["dense", "off"] if r.p["fused_train"] else []:
+        cell = dict(variant="train", fused=mode, options=" ".join(r.p["fused_train"]))
+        timeout = r.cap(min(budget_end - time.time(), 60))
+        if timeout < 10:
+            cells.append(dict(cell, status="skipped", why="the step's time budget is spent"))
+            continue
+        cmd = ecpi(r, "train", *r.p["fused_train"], "data=opticks", "precision=bf16", "dropout=0", "eval_every=0",
+                   "eval_batches=1", f"fused={mode}", "backend=" + backend, "--json")
+        res = run_cmd(r, cmd, timeout, env=r.env)
+        rows = [x for x in res["json"] if "tokens_per_s" in x]
+        if res["rc"] == 0 and rows:
+            # A run does not say which form its layers ran: ChooseFused's rules (bf16, no dropout, heads of 64) pick
+            # the fused op for fused=dense on CUDA, and fused_attention's layers above show it does.
+            cells.append(dict(cell, status="ok", n=int(rows[-1]["config"]["n"]), ms=rows[-1]["ms_per_step"],
+                              form=None, tokens_per_s=rows[-1]["tokens_per_s"],
+                              compile_ms=rows[-1]["compile_ms"], train_loss=rows[-1]["train_loss"]))
+        else:
+            message = err_line(res)
+            cells.append(dict(cell, status="failed", why=message, kind=classify(message)))
+    own = {(c["variant"], c["n"]): c for c in cells if c["status"] == "ok" and c["fused"] == "off"}
+    comparisons = []
+    for c in cells:
+        base = own.get((c["variant"], c.get("n")))
+        if c["status"] == "ok" and c["fused"] != "off" and base:
+            # >= 1: the fused op is at least as fast as ecpi's own form.
+            comparisons.append(dict(variant=c["variant"], n=c["n"], fused=c["fused"], form=c.get("form"), form_why=c.get("form_why"),
+                                    fused_ms=c["ms"], own_ms=base["ms"], speedup=base["ms"] / c["ms"]))
+    failed = [c for c in cells if c["status"] == "failed"]
+    if cpu:
+        wrong = [c for c in cells if c["status"] == "ok" and c["variant"] != "train" and c.get("form") != "own"]
+        expect = "every form ecpi's own on the CPU"
+    else:
+        wrong = [c for c in cells if c["status"] == "ok" and c["variant"] == "full" and c["fused"] == "dense"
+                 and c.get("form") != "fused"]
+        expect = "full in bf16 runs cuDNN's fused attention"
+    status = "failed" if failed or wrong or not comparisons else "ok"
+    why = ", ".join(f"{x['variant']} n={x['n']} fused={x['fused']} ran {x['form'] or '(unreported)'}: x{x['speedup']:.2f}"
+                    for x in comparisons)
+    if wrong:
+        why = f"not {expect}: {wrong[0]['variant']} ran {wrong[0].get('form')} ({wrong[0].get('form_why')}); " + why
+    if failed:
+        why = f"{len(failed)} failed (first: {failed[0]['variant']} fused={failed[0]['fused']}: {failed[0]['why']}); " + why
+    return r.step("fused_attention", status, why, seconds=time.time() - start, cells=cells, comparisons=comparisons)
+
+
+def bench_presets(r, backend, cpu):
+    """`bench train preset=NAME` for each paper preset, one process each, in the profile's order: tokens/s,
+    compile time, XLA's planned device memory and the paper-mode schedule on 1 and preset_devices devices.
+    Shrunk on the CPU (said in why). Reported, not required: a preset too large for the device is a finding."""
+    start = time.time()
+    if "preset=" not in getattr(r, "help_train", ""):
+        return r.step("bench_presets", "skipped", "not available: `ecpi bench train` has no preset= option in this build")
+    budget_end = start + r.p["preset_budget"]
+    shrink = r.p["preset_shrink"]
+    cells = []
+    for preset in r.p["presets"]:
+        timeout = r.cap(min(budget_end - time.time(), r.p["preset_timeout"]))
+        if timeout < 10:
+            cells.append(dict(preset=preset, status="skipped", why="the step's time budget is spent"))
+            continue
+        cmd = ecpi(r, "bench", "train", f"preset={preset}", f"steps={r.p['preset_steps']}",
+                   f"devices={r.p['preset_devices']}", *shrink, "backends=" + backend, "--json")
+        res = run_cmd(r, cmd, timeout, env=r.env)
+        rows = [x for x in res["json"] if x.get("preset") == preset]
+        if res["rc"] == 0 and rows:
+            cells.append(dict(status="ok", **rows[0]))
+        else:
+            message = err_line(res)
+            cells.append(dict(preset=preset, status="failed", why=message, kind=classify(message)))
+    ok = [c for c in cells if c["status"] == "ok"]
+    failed = [c for c in cells if c["status"] == "failed"]
+    status = "failed" if failed or not ok else "ok"
+    why = ", ".join(f"{c['preset']} {c['tokens_per_s']:,.0f} tok/s, {c.get('memory_mib', 0) / 1024:.1f} GiB, "
+                    f"schedule {c['hours']:.1f} h ({c.get('hours_on_devices', 0):.1f} h on {c.get('devices', 1)})" for c in ok)
+    if failed:
+        why = f"{len(failed)} failed (first: {failed[0]['preset']}: {failed[0]['kind']}: {failed[0]['why']}); " + why
+    if shrink:
+        why = f"shrunk on the CPU ({' '.join(shrink)}): not the presets' cost; {', '.join(r.p['presets'])} only; " + why
+    skipped = [c["preset"] for c in cells if c["status"] == "skipped"]
+    if skipped:
+        why += f"; skipped for time: {', '.join(skipped)}"
+    return r.step("bench_presets", status, why, seconds=time.time() - start, cells=cells, shrunk=shrink)
+
+
 # ---------------------------------------------------------------------------
 # The PyTorch twins
 # ---------------------------------------------------------------------------
@@ -853,11 +975,16 @@ def summary(r, cpu):
         if c["status"] == "ok" and c.get("pairs") and c.get("ms"):
             attention_tflops[c["variant"]] = dict(n=c["n"], tflops=12 * 32 * 4 * 2 * c["pairs"] / (c["ms"] / 1000) / 1e12)
     failed_required = [s["step"] for s in r.steps if s["required"] and s["status"] == "failed"]
+    fused = by.get("fused_attention", {}).get("comparisons", [])
+    presets = [dict(preset=c["preset"], tokens_per_s=c["tokens_per_s"], compile_ms=c["compile_ms"], memory_mib=c.get("memory_mib"),
+                    schedule_tokens=c["schedule_tokens"], hours=c["hours"], devices=c.get("devices"),
+                    hours_on_devices=c.get("hours_on_devices"), shrunk=c.get("shrunk"))
+               for c in by.get("bench_presets", {}).get("cells", []) if c["status"] == "ok"]
     rec = dict(kind="summary", profile=r.profile, seconds=round(time.time() - r.start, 1),
                status="failed" if failed_required else "ok", failed_required=failed_required,
                steps={s["step"]: s["status"] for s in r.steps},
                longest_n=by.get("bench_attention", {}).get("longest_n"), attention_tflops_at_longest_n=attention_tflops,
-               comparisons=rows,
+               comparisons=rows, fused_vs_own=fused, presets=presets,
                torch_peak=peak, peaks_tflops=None if cpu else H200_PEAK_TFLOPS)
     r.write(rec)
     r.log("")
@@ -874,6 +1001,13 @@ def summary(r, cpu):
         else:
             r.log(f"  attention {row['variant']} n={row['n']}: ecpi {row['ecpi_ms']:.2f} ms, PyTorch {row['torch_ms']:.2f} ms "
                   f"({row['torch_form']}) x{row['ratio']:.2f}")
+    for x in fused:
+        r.log(f"  fused={x['fused']} {x['variant']} n={x['n']}: ran {x['form'] or '(unreported)'}, {x['fused_ms']:.2f} ms; fused=off {x['own_ms']:.2f} ms "
+              f"(x{x['speedup']:.2f})")
+    for x in presets:
+        on = f", {x['hours_on_devices']:.1f} h on {x['devices']} (linear scaling)" if x.get("hours_on_devices") else ""
+        r.log(f"  preset {x['preset']}{' (shrunk)' if x['shrunk'] else ''}: {x['tokens_per_s']:,.0f} tok/s, compile "
+              f"{x['compile_ms'] / 1000:.1f} s, {(x['memory_mib'] or 0) / 1024:.2f} GiB planned; schedule {x['hours']:.1f} h on one device{on}")
     r.log("RESULT: " + ("ok" if not failed_required else f"FAILED ({', '.join(failed_required)})")
           + f" — {os.path.join(r.out_dir, 'results.jsonl')}")
     return rec
@@ -928,8 +1062,10 @@ def main():
             rec, plugin = plugin_step(r, a.cpu, work, manifest)
             backend = "xla:" + plugin if plugin else None
             steps = [lambda: doctor(r, backend), lambda: smoke(r, backend, a.cpu), lambda: tests(r, backend, a.cpu),
-                     lambda: bench_train(r, backend), lambda: bench_attention(r, backend), lambda: bench_generate(r, backend)]
-            names = ["doctor", "smoke", "tests", "bench_train", "bench_attention", "bench_generate"]
+                     lambda: bench_train(r, backend), lambda: bench_attention(r, backend), lambda: bench_generate(r, backend),
+                     lambda: fused_attention(r, backend, a.cpu), lambda: bench_presets(r, backend, a.cpu)]
+            names = ["doctor", "smoke", "tests", "bench_train", "bench_attention", "bench_generate", "fused_attention",
+                     "bench_presets"]
             usable = backend is not None
             for i, (name, run_step) in enumerate(zip(names, steps)):
                 if not usable:
