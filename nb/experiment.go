@@ -477,7 +477,11 @@ func (e *Experiment) Pilot(r results.PilotRecord) results.PilotRecord {
 		t.AddRow(v.Name, fmt.Sprintf("%.4g%s", v.Value, v.Unit))
 	}
 	t.Show()
-	figure.ShowMarkdown(fmt.Sprintf("**Rule** (declared %s): %s\n\n**Decision**: %s.", p.Declared, p.Rule, r.Decision))
+	rule := fmt.Sprintf("**Rule** (declared %s): %s", p.Declared, p.Rule)
+	for _, change := range p.History {
+		rule += fmt.Sprintf("\n\nChanged %s, after some of its runs were seen: %s. Why: %s.", change.Date, change.Change, change.Reason)
+	}
+	figure.ShowMarkdown(rule + "\n\n**Decision**: " + r.Decision + ".")
 	e.Pilots = append(slices.DeleteFunc(e.Pilots, func(old results.PilotRecord) bool { return old.ID == r.ID }), r)
 	return r
 }
