@@ -136,3 +136,26 @@ func TestKeepPilotsCarriesWhatASittingDidNotRun(t *testing.T) {
 		t.Errorf("pilots after the sitting: %+v", next.Pilots)
 	}
 }
+
+// A comparison against a model a pilot could not train past its floor reads
+// "decidable only at the paper's scale" with the pilot's evidence; the claim
+// reads by its other parts, or is decidable only at the paper's scale when
+// none is left.
+func TestPaperScaleOnlyAgainstAModel(t *testing.T) {
+	d, _ := ClaimByID(1)
+	d.B = []string{"Transformer", "PerceiverAR"}
+	d.PaperScaleOnlyAgainst = map[string]string{"PerceiverAR": "pilot P1: over the floor at 8,000 steps"}
+	ecp, dense, perc := []float64{2.00, 2.01, 2.02, 2.01, 2.00}, []float64{2.30, 2.31, 2.29, 2.30, 2.32}, []float64{2.0}
+	f := protocolFile(claim1(ecp, perc))
+	f.Sweeps = append(f.Sweeps, Sweep{Model: "Transformer", Steps: f.Sweeps[0].Steps, LR: f.Sweeps[0].LR, Valid: f.Sweeps[0].Valid, Chosen: f.Sweeps[0].Chosen})
+	c := f.Claims[0]
+	c.Comparisons = append([]Comparison{{A: "ECP", B: "Transformer", Metric: d.Metric, Better: d.Better, AValues: ecp, BValues: dense}}, c.Comparisons...)
+	got := Judge(d, c, f, nil)
+	if got.Verdict != Reproduces || !strings.Contains(got.Why, "decidable only at the paper's scale against PerceiverAR (pilot P1: over the floor at 8,000 steps)") {
+		t.Errorf("one part decided, one beyond this machine: %s (%s)", got.Verdict, got.Why)
+	}
+	d.PaperScaleOnlyAgainst["Transformer"] = "pilot P9"
+	if got = Judge(d, c, f, nil); got.Verdict != PaperScaleOnly {
+		t.Errorf("every part beyond this machine: %s (%s)", got.Verdict, got.Why)
+	}
+}

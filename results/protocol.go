@@ -181,6 +181,9 @@ func Judge(d Declared, c Claim, f *File, files []File) Claim {
 		}
 		for i := range c.Comparisons {
 			c.Comparisons[i] = judgeComparison(d, c.Comparisons[i], f)
+			if why, limited := d.PaperScaleOnlyAgainst[c.Comparisons[i].B]; limited {
+				c.Comparisons[i].Verdict, c.Comparisons[i].Why = PaperScaleOnly, why
+			}
 		}
 		c.Verdict, c.Why = overall(d, c.Comparisons)
 		c.Ours = comparisonsText(d, c.Comparisons)
@@ -622,6 +625,9 @@ func overall(d Declared, comparisons []Comparison) (verdict, why string) {
 		if c.Verdict == NotTested {
 			return NotTested, fmt.Sprintf("%s vs %s: %s", c.A, c.B, c.Why)
 		}
+	}
+	if len(comparisons) > 1 && !slices.ContainsFunc(comparisons, func(c Comparison) bool { return c.Verdict != PaperScaleOnly }) {
+		return PaperScaleOnly, undecidedParts(comparisons)
 	}
 	if len(comparisons) == 1 {
 		return comparisons[0].Verdict, comparisons[0].Why

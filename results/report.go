@@ -52,7 +52,8 @@ under the declared exponent, *fails* when above it, and is *inconclusive* otherw
 speed-up of a ring over 8 GPUs, on one device) reads *decidable only at the paper's scale*, with the measurement beside
 it. Results that follow from the pattern's definition or the task's design are listed apart and never counted as
 reproductions, and ecpi's own questions are apart from the papers' claims. A section whose code version differs from
-the current code is **stale**: its verdicts are those of older code.
+the current code is **stale**: its verdicts are those of older code. Where a design had to be chosen (the schedule, the
+data, the seeds), a **pilot** chose it by a rule declared before it ran (section "Pilots"); pilots never enter a verdict.
 
 `)
 	fmt.Fprintf(&b, "**%d of %d notebook sections are results of the current code** (models, training and data at %s).\n\n", len(files)-len(stale), len(files), ecpi.CodeVersion())
