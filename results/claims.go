@@ -176,6 +176,23 @@ const perceiverARPilot = "pilot P1 (notebook 10): trained on WordPiece tokens of
 var perceiverARChange = Change{"2026-12-07", "comparisons against PerceiverAR read \"decidable only at the paper's scale\" with pilot P1's evidence (PaperScaleOnlyAgainst)",
 	"PerceiverAR never beat its floor on this machine, at byte or token level, for 2,000 or 8,000 steps: no comparison with it here can say what the paper's does"}
 
+// piWikiPilot and piBooksPilot are pilot P2's evidence that no setting this
+// machine can train gives π's skips anything to find beyond the window.
+const piWikiPilot = "pilot P2 (notebook 10): on WordPiece tokens of the WikiText stand-in (n = 256, 3 layers, 2,000 steps, one seed) dense attention reached " +
+	"1.8486 bits/byte and the local window (k = 16) 1.8494, 0.001 apart where the smallest effect that counts is 0.01 (at byte level, notebook 04, the window " +
+	"beat dense attention by 0.078); π reached 1.8496, its skips carrying 9 to 14 % of its attention. Where a model this size learns nothing beyond its window, " +
+	"no comparison of π can show what its skips add: `ECPI_MODE=paper scripts/run-notebooks.sh 04-pi-attention-language-modeling` trains the paper's π-125m, " +
+	"RingAttention and dense attention on WikiText-103 on an accelerator"
+
+const piBooksPilot = "pilot P2 (notebook 10): on WordPiece tokens of the books stand-in (n = 256, 3 layers, 2,000 steps, one seed) dense attention reached " +
+	"1.4566 bits/byte and the local window (k = 16) 1.4618, 0.005 apart where the smallest effect that counts is 0.01 (at byte level, notebook 02, the window " +
+	"beat dense attention by 0.018); π reached 1.4566, its skips carrying 11 to 21 % of its attention. " +
+	"`ECPI_MODE=paper scripts/run-notebooks.sh 02-ecp-long-books` trains the papers' models on PG-19 on an accelerator"
+
+// piPilotChange dates the reading of the π claims against the window.
+var piPilotChange = Change{"2026-12-07", "decidable only at the paper's scale, with pilot P2's evidence",
+	"pilot P2 looked, by a rule declared before it ran, for a setting this machine can train where dense attention beats the local window by the smallest effect, at token level on both stand-ins, and found none"}
+
 // bytesPerToken is how the paper's perplexity ratios, per WordPiece token,
 // become bits per byte.
 const bytesPerToken = "English WordPiece text takes 4 to 5 bytes a token; the larger divisor gives the smaller effect, the harder one to detect"
@@ -227,7 +244,8 @@ var Claims = []Declared{
 		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
 		PaperEffect: 0.025, PaperEffectHow: "8.3 % lower perplexity is log₂(1 / 0.917) = 0.125 bits per WordPiece token, 0.025 bits/byte at 5 bytes a token (" + bytesPerToken + ")",
 		Control: wikiControl,
-		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
+		Skips:   true, PaperScaleOnly: piWikiPilot,
+		History: []Change{piPilotChange, {"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	{ID: 8, Paper: PiPaper, Statement: "+3.9 points on ListOps over RingAttention",
 		PaperSays: "+3.9 points", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "π (k = 16, π = 32)", B: []string{"local (k = 16)"},
@@ -284,7 +302,8 @@ var Claims = []Declared{
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention",
 		B: []string{"π, no gate (α = 1/2)", "π, mix fusion"}, Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
 		Control: wikiControl,
-		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}, {"2026-12-06", "moved from notebook 04 to notebook 09, with the same models, runs and settings", "notebook 04 took 131 min, over the two hours a notebook should take"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
+		Skips:   true, PaperScaleOnly: piWikiPilot,
+		History: []Change{piPilotChange, {"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}, {"2026-12-06", "moved from notebook 04 to notebook 09, with the same models, runs and settings", "notebook 04 took 131 min, over the two hours a notebook should take"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	// The ECP paper's argument for refining the history in every layer, made
 	// into a task on which PerceiverAR's read-once history must cost it.
 	{ID: 18, Paper: ECPPaper, Statement: "PerceiverAR reads its history once, ECP refines it in every layer: recall of a fact in the history",
@@ -300,7 +319,8 @@ var Claims = []Declared{
 		Kind: KindNonInferiority, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"dense"},
 		Trained: true, Margin: 0.02, Baseline: "fourgram_bpc",
 		PaperEffect: 0.0016, PaperEffectHow: "π's loss: log₂(18.4 / 18.3) = 0.0079 bits per WordPiece token, 0.0016 bits/byte at 5 bytes a token (" + bytesPerToken + "); the margin, 0.02, allows more",
-		Skips: true, History: []Change{{"2026-12-07", "a one-sided non-inferiority test, π not worse than dense by 0.02 bits/byte (was equivalence within ±0.02 by two one-sided tests)", "the paper claims π loses little against dense attention; the equivalence test failed a π 0.075 bits/byte better than dense"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
+		Skips: true, PaperScaleOnly: piWikiPilot,
+		History: []Change{piPilotChange, {"2026-12-07", "a one-sided non-inferiority test, π not worse than dense by 0.02 bits/byte (was equivalence within ±0.02 by two one-sided tests)", "the paper claims π loses little against dense attention; the equivalence test failed a π 0.075 bits/byte better than dense"}, {"2026-12-05", "windows of n = 1,024 with k = 32 (were n = 256, k = 16)", "the π claims move to windows where the local window's reach is under a tenth of n"}, {"2026-12-04", "every π result stores and shows its attention mass on skip keys per layer (probe gate); under 1 % in every layer the verdict is \"skips unused\"", "on the wiki stand-in at n = 256 the gate learned α close to 1 (skip mass at most 0.006): π computed local attention"}}},
 	// Declared on 2026-12-04, before any run, for the comparisons the papers
 	// make or imply that no notebook had tested (issue: every claim re-run).
 	{ID: 20, Paper: PiPaper, Statement: "lower perplexity than Longformer and BigBird",
@@ -308,7 +328,8 @@ var Claims = []Declared{
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"Longformer", "BigBird"},
 		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
 		Control: wikiControl,
-		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}}},
+		Skips:   true, PaperScaleOnly: piWikiPilot,
+		History: []Change{piPilotChange, {"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "at n = 1,024 on the WikiText stand-in the local window beat dense attention by 0.078 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}}},
 	{ID: 21, Paper: ECPPaper, Statement: "ECP costs what LongLoRA's S2 costs (groups G = 2h)",
 		PaperSays: "S2 is the baseline of equal cost: n·G scores against ECP's 2h·n", Notebook: "06-efficiency",
 		Kind: KindCount, Metric: "pairs_difference_percent", Unit: " % apart in scored pairs", Better: Lower, Threshold: 1},
@@ -321,7 +342,8 @@ var Claims = []Declared{
 		Kind: KindComparison, Metric: "valid_bpc", Unit: " bits/byte", Better: Lower, A: "π-Attention", B: []string{"local (RingAttention)"},
 		Trained: true, MinEffect: 0.01, Baseline: "fourgram_bpc",
 		Control: &Control{Experiment: "lm-books", Metric: "latent_bpc", A: "Transformer", B: "local (RingAttention)"},
-		Skips:   true, History: []Change{{"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "on the books stand-in the local window beat dense attention by 0.018 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}}},
+		Skips:   true, PaperScaleOnly: piBooksPilot,
+		History: []Change{piPilotChange, {"2026-12-07", "judged only where dense attention beats the local window by the smallest effect on the same data and recipe (a positive control), else \"no signal beyond the window\"", "on the books stand-in the local window beat dense attention by 0.018 bits/byte: with nothing beyond the window to find, an inconclusive π-vs-local result was read as if it said something about π"}}},
 	{ID: 24, Paper: PiPaper, Statement: "higher accuracy than RingAttention on Pathfinder",
 		PaperSays: "an LRA task of the paper's suite; our summary of it gives no figure", Notebook: "05-long-range-tasks",
 		Kind: KindComparison, Metric: "valid_acc", Unit: " points", Better: Higher, A: "π-Attention", B: []string{"local (RingAttention)"},

@@ -103,6 +103,7 @@ func TestProtocolVerdicts(t *testing.T) {
 // verdict stands, with the masses shown beside it.
 func TestPiResultsShowTheirSkips(t *testing.T) {
 	d, _ := ClaimByID(7)
+	d.PaperScaleOnly = "" // the mechanics, whatever pilot P2 found of the setting
 	claim := func(mass ...float64) Claim {
 		return Claim{ID: 7, SkipMass: mass, Comparisons: []Comparison{{A: "π-Attention", B: "local (RingAttention)", Metric: "valid_bpc", Better: Lower,
 			AValues: []float64{2.00, 2.01, 2.02, 2.01, 2.00}, BValues: []float64{2.30, 2.31, 2.29, 2.30, 2.32}}}}
@@ -130,6 +131,7 @@ func TestPiResultsShowTheirSkips(t *testing.T) {
 // counts and bounds get their own words.
 func TestEquivalenceCountsAndBounds(t *testing.T) {
 	same, _ := ClaimByID(19)
+	same.PaperScaleOnly = "" // the statistics, whatever pilot P2 found of the setting
 	tuned := func(c Claim) *File {
 		f := protocolFile(c)
 		for i := range f.Sweeps {
@@ -498,6 +500,7 @@ func wikiControlFiles(denseMinusLocal float64) []File {
 // where dense attention beats the local window by the smallest effect.
 func TestPositiveControl(t *testing.T) {
 	d, _ := ClaimByID(7)
+	d.PaperScaleOnly = "" // the mechanics, whatever pilot P2 found of the setting
 	c := Claim{ID: 7, SkipMass: []float64{0.05}, Comparisons: []Comparison{{A: "π-Attention", B: "local (RingAttention)", Metric: "valid_bpc", Better: Lower,
 		AValues: []float64{2.00, 2.01, 2.02, 2.01, 2.00}, BValues: []float64{2.30, 2.31, 2.29, 2.30, 2.32}}}}
 	f := protocolFile(c)
