@@ -168,19 +168,23 @@ func decideECPTokens(r PilotRecord) (string, error) {
 			}
 		}
 	}
+	var trained int
 	for _, m := range ECPTokenModels {
 		speed, err := r.Value(m + " tokens/s")
 		if err != nil {
 			return "", err
 		}
-		hours += float64(runsPerModel*steps*TokensPerStep) / speed / 3600
+		if !overFloor[m] {
+			trained++
+			hours += float64(runsPerModel*steps*TokensPerStep) / speed / 3600
+		}
 	}
 	if overFloor["ECP"] {
 		return fmt.Sprintf("ECP itself stays over the floor (%.2f bits/token): %s: claims 1, 2, 3 and 22 are decidable only at the paper's scale", floor, strings.Join(over, ", ")), nil
 	}
 	if len(over) > 0 {
 		return fmt.Sprintf("over the floor (%.2f bits/token) at every schedule tried: %s: claims 1-3 and 22 against them are decidable only at the paper's scale; "+
-			"the others train for %d steps", floor, strings.Join(over, ", "), steps), nil
+			"the other %d models train for %d steps, %.1f hours of training on the pilot's machine for their %d runs each", floor, strings.Join(over, ", "), trained, steps, hours, runsPerModel), nil
 	}
 	return fmt.Sprintf("every model under the floor (%.2f bits/token) at %d steps: claims 1, 2 and 22 run at token level for %d steps each "+
 		"(claim 3 on the books stand-in at the same schedule), %.1f hours of training on the pilot's machine for the 8 models' %d runs each", floor, steps, steps, hours, runsPerModel), nil

@@ -47,7 +47,8 @@ func TestECPTokenPilotPicksTheScheduleEveryModelNeeds(t *testing.T) {
 		t.Errorf("PerceiverAR under the floor only at 8,000 steps: %q", decision)
 	}
 	decision, _ = decideECPTokens(ecpTokenRecord(7.9))
-	if !strings.Contains(decision, "PerceiverAR (7.90 at 8000 steps)") || !strings.Contains(decision, "decidable only at the paper's scale") {
+	if !strings.Contains(decision, "PerceiverAR (7.90 at 8000 steps)") || !strings.Contains(decision, "decidable only at the paper's scale") ||
+		!strings.Contains(decision, "the other 7 models train for 2000 steps, 31.1 hours") {
 		t.Errorf("PerceiverAR over the floor at both schedules: %q", decision)
 	}
 	r := ecpTokenRecord(7.7)

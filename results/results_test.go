@@ -433,6 +433,7 @@ func TestSummaryKeepsTheGroupsApart(t *testing.T) {
 // the others; it is mixed only when decided parts disagree.
 func TestUntestedPartDoesNotMix(t *testing.T) {
 	d, _ := ClaimByID(2)
+	d.PaperScaleOnlyAgainst = nil // the reading by parts, whatever pilot P1 found of the models
 	c := Claim{ID: 2}
 	for _, b := range d.B {
 		c.Comparisons = append(c.Comparisons, Comparison{A: "ECP", B: b, Metric: "latent_bpc", Better: Lower,

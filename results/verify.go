@@ -109,6 +109,15 @@ func JudgeFile(f *File, files []File) error {
 		}
 		f.Claims[i] = Judge(d, c, f, files)
 	}
+	for i, r := range f.Pilots {
+		p, err := PilotByID(r.ID)
+		if err != nil {
+			return err
+		}
+		if f.Pilots[i].Decision, err = p.Decide(r); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
