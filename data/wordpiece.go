@@ -19,7 +19,7 @@ import (
 const WordPieceVocab = 8192
 
 // Training thresholds. A character seen fewer than wordPieceMinChar times is
-// left out of the alphabet, so a word that holds one encodes as [UNK] (BERT's
+// left out of the alphabet, so a word that holds one encodes as UNK (BERT's
 // vocabulary likewise lacks most of Unicode); a pair seen once is a rare
 // word's own and is not merged.
 const (
@@ -27,7 +27,7 @@ const (
 	wordPieceMinPair = 2
 )
 
-// unknownToken is the id of [UNK], which stands for a word with a character
+// unknownToken is the id of UNK, which stands for a word with a character
 // outside the vocabulary.
 const unknownToken = 0
 
@@ -48,7 +48,7 @@ type WordPiece struct {
 // Name is "wordpiece".
 func (w *WordPiece) Name() string { return "wordpiece" }
 
-// VocabSize is the number of pieces, [UNK] included: WordPieceVocab for a
+// VocabSize is the number of pieces, UNK included: WordPieceVocab for a
 // corpus's tokenizer unless its train split ran out of pairs to merge first.
 func (w *WordPiece) VocabSize() int { return len(w.pieces) }
 
@@ -92,7 +92,7 @@ func isPunctuation(r rune) bool {
 
 // Encode splits text into words and each word into the longest pieces of the
 // vocabulary, first to last (WordPiece's greedy longest match); a word with no
-// such split is one [UNK]. Each distinct word is split once.
+// such split is one UNK. Each distinct word is split once.
 func (w *WordPiece) Encode(text string) []int32 {
 	split := map[string][]int32{}
 	ids := make([]int32, 0, len(text)/4)
@@ -156,7 +156,7 @@ func (w *WordPiece) Decode(ids []int32) string {
 	return sb.String()
 }
 
-// newWordPiece indexes a vocabulary whose id 0 is [UNK].
+// newWordPiece indexes a vocabulary whose id 0 is UNK.
 func newWordPiece(pieces []string) (*WordPiece, error) {
 	if len(pieces) == 0 || pieces[unknownToken] != "[UNK]" {
 		return nil, fmt.Errorf("a WordPiece vocabulary starts with [UNK]")

@@ -15,7 +15,7 @@ import (
 var helloText = strings.Repeat("hello, help. ", 30)
 
 func TestWordPieceFirstMerge(t *testing.T) {
-	// [UNK], then h e l o p , . each as a first piece and as a "##" piece.
+	// UNK, then h e l o p , . each as a first piece and as a "##" piece.
 	const alphabet = 1 + 2*7
 	w, err := TrainWordPiece(helloText, alphabet+1)
 	if err != nil {
@@ -49,7 +49,7 @@ func TestWordPieceEncodeDecode(t *testing.T) {
 	if got := w.Decode(w.Encode("hellohelp")); got != "hellohelp" {
 		t.Errorf("round trip of an unseen word: %q", got)
 	}
-	// x was never seen: the word that holds it is one [UNK], the rest stays.
+	// x was never seen: the word that holds it is one UNK, the rest stays.
 	if got := w.Encode("hexlo help"); !slices.Equal(got, []int32{unknownToken, w.initial["help"]}) {
 		t.Errorf("Encode(\"hexlo help\") = %v, want [UNK] help", got)
 	}

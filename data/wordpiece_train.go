@@ -12,7 +12,7 @@ import (
 
 // TrainWordPiece learns a vocabulary of at most size pieces from text.
 //
-// It starts from [UNK] and the characters seen at least wordPieceMinChar
+// It starts from UNK and the characters seen at least wordPieceMinChar
 // times, each as a word's first piece and as a "##" piece, then repeatedly
 // merges the adjacent pair of pieces (a, b) whose merge most raises the
 // likelihood of the training words under a unigram model of pieces —

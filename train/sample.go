@@ -75,7 +75,7 @@ func (l *Loaded) Sample(ctx context.Context, o SampleOptions) (*SampleResult, er
 }
 
 // padToken is what fills a window before its text: the newline, or id 0
-// for a tokenizer of words, which drops white space ([UNK] is its id 0).
+// for a tokenizer of words, which drops white space (UNK is its id 0).
 func padToken(tok data.Tokenizer) int32 {
 	if ids := tok.Encode("\n"); len(ids) > 0 {
 		return ids[0]
