@@ -29,6 +29,7 @@ import unittest
 import jupyter_kernel_test
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import untrusted_outputs  # noqa: E402 (beside this file)
@@ -209,7 +210,13 @@ class SlurmNotebookTests(unittest.TestCase):
     def test_quick_mode_through_slurm(self):
         with tempfile.TemporaryDirectory() as local, tempfile.TemporaryDirectory() as shared:
             want = results_text(self.execute(local, "local"))
-            got = results_text(self.execute(shared, "slurm poll=1s"))
+            try:
+                got = results_text(self.execute(shared, "slurm poll=1s"))
+            except CellExecutionError as err:
+                # The cell says only "exit status 1": what the Slurm tasks wrote says why.
+                logs = sorted(pathlib.Path(shared, "slurm").glob("*/*.log"))
+                tails = "\n".join(f"--- {log}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:]) for log in logs[-4:])
+                raise AssertionError(f"the notebook failed through Slurm: {err}\nthe last Slurm task logs:\n{tails}") from err
             self.maxDiff = None
             self.assertEqual(got, want, "the notebook's results through Slurm differ from the local executor's")
             # The same runs, by their run cache keys; each run a task trained was trained by that task alone.
