@@ -478,8 +478,8 @@ func (e *Experiment) Pilot(r results.PilotRecord) results.PilotRecord {
 	}
 	t.Show()
 	rule := fmt.Sprintf("**Rule** (declared %s): %s", p.Declared, p.Rule)
-	for _, change := range p.History {
-		rule += fmt.Sprintf("\n\nChanged %s, after some of its runs were seen: %s. Why: %s.", change.Date, change.Change, change.Reason)
+	if changes := p.Changes(); changes != "" {
+		rule += "\n\n" + changes
 	}
 	figure.ShowMarkdown(rule + "\n\n**Decision**: " + r.Decision + ".")
 	e.Pilots = append(slices.DeleteFunc(e.Pilots, func(old results.PilotRecord) bool { return old.ID == r.ID }), r)

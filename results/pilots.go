@@ -61,6 +61,16 @@ func (r *PilotRecord) Add(name string, value float64, unit string) {
 	r.Values = append(r.Values, PilotValue{Name: name, Value: value, Unit: unit})
 }
 
+// Changes is the pilot's history in words, a paragraph a change ("" when
+// nothing changed after its runs were seen).
+func (p Pilot) Changes() string {
+	paragraphs := make([]string, len(p.History))
+	for i, change := range p.History {
+		paragraphs[i] = fmt.Sprintf("Changed %s, after some of its runs were seen: %s. Why: %s.", change.Date, change.Change, change.Reason)
+	}
+	return strings.Join(paragraphs, "\n\n")
+}
+
 // PilotByID is the declared pilot id.
 func PilotByID(id string) (Pilot, error) {
 	for _, p := range Pilots {
@@ -295,8 +305,8 @@ func pilotsSection(files []File) string {
 	b.WriteString("\n## Pilots: how the designs were chosen\n\nA pilot is a short run of a design, one seed, whose outcome picks the data, schedule or seeds of a claim's runs by a rule declared before it runs (`results.Pilots`). Its runs never enter a verdict.\n")
 	for _, p := range Pilots {
 		fmt.Fprintf(&b, "\n### %s (%s): %s\n\nDeclared %s. **Runs**: %s\n\n**Rule**: %s\n\n", p.ID, claimsPhrase(p.Claims), p.Question, p.Declared, p.Runs, p.Rule)
-		for _, change := range p.History {
-			fmt.Fprintf(&b, "Changed %s, after some of its runs were seen: %s. Why: %s.\n\n", change.Date, change.Change, change.Reason)
+		if changes := p.Changes(); changes != "" {
+			b.WriteString(changes + "\n\n")
 		}
 		record, found := findPilot(files, p.ID)
 		if !found {
