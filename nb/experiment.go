@@ -416,6 +416,17 @@ func (e *Experiment) Scaling(id int, lengths, costs []float64, ours string) resu
 	return e.judge(d, results.Claim{ID: id, Lengths: lengths, Measured: costs, Ours: ours})
 }
 
+// PaperScaleOnly records claim id, declared decidable only at the paper's
+// scale (results.Declared.PaperScaleOnly), with nothing measured for it: its
+// pilot's evidence is its record.
+func (e *Experiment) PaperScaleOnly(id int) results.Claim {
+	d := Must(results.ClaimByID(id))
+	if d.PaperScaleOnly == "" {
+		Must(0, fmt.Errorf("claim %d is not declared decidable only at the paper's scale: it needs its runs (Compare)", id))
+	}
+	return e.judge(d, results.Claim{ID: id})
+}
+
 // Untestable records claim id as untestable on this machine, and why.
 func (e *Experiment) Untestable(id int, why string) results.Claim {
 	d := Must(results.ClaimByID(id))

@@ -8,25 +8,31 @@ import (
 	"github.com/ecpi-dev/ecpi/figure"
 )
 
-// LM is the language-model training that notebooks 01, 02, 04, 07 and 09 share at their own sizes: byte tokens, three
-// layers of four heads, a tenth of the steps warm-up to the peak learning rate and then a cosine decay, no dropout, and
-// one evaluation of 64 batches at the end. The peak rate is each model's own, from its sweep over LMLearningRates
-// (Experiment.Tune), so it is not part of the recipe.
+// LM is the language-model training that notebooks 01, 02, 04, 07 and 09 share at their own sizes: three layers of four
+// heads (Heads, where set), a tenth of the steps warm-up to the peak learning rate and then a cosine decay, no dropout,
+// and one evaluation of 64 batches at the end, on bytes or on the tokens of Tokenizer. The peak rate is each model's own,
+// from its sweep over LMLearningRates (Experiment.Tune), so it is not part of the recipe.
 type LM struct {
 	Data                   string // the corpus (ecpi data list)
+	Tokenizer              string // "" for bytes, or wordpiece: the corpus's own vocabulary of 8,192 (ecpi data baselines)
 	N, Batch, Width, Steps int    // window length, windows a step, model width, training steps
+	Heads                  int    // attention heads; 0 for four
 }
 
 // Recipe is the lm's training options. In quick mode they are a smoke test of the same code: 6 steps at n = 64 on the
 // small opticks corpus, a quarter of the width, on the Go backend (for models this small XLA's compiling is most of a
 // run).
 func (lm LM) Recipe() string {
-	if Quick() {
-		return fmt.Sprintf("data=%s n=%d dim=%d heads=2 layers=2 batch=4 steps=6 warmup=2 eval_every=0 eval_batches=2 reuse=true backend=go",
-			lm.Corpus(), lm.WindowLength(), lm.Width/4)
+	tokens := ""
+	if lm.Tokenizer != "" {
+		tokens = " tokenizer=" + lm.Tokenizer
 	}
-	return fmt.Sprintf("data=%s n=%d dim=%d heads=4 layers=3 batch=%d steps=%d warmup=%d schedule=cosine dropout=0 eval_every=0 eval_batches=64 reuse=true",
-		lm.Corpus(), lm.WindowLength(), lm.Width, lm.Batch, lm.Steps, lm.Steps/10)
+	if Quick() {
+		return fmt.Sprintf("data=%s%s n=%d dim=%d heads=2 layers=2 batch=4 steps=6 warmup=2 eval_every=0 eval_batches=2 reuse=true backend=go",
+			lm.Corpus(), tokens, lm.WindowLength(), lm.Width/4)
+	}
+	return fmt.Sprintf("data=%s%s n=%d dim=%d heads=%d layers=3 batch=%d steps=%d warmup=%d schedule=cosine dropout=0 eval_every=0 eval_batches=64 reuse=true",
+		lm.Corpus(), tokens, lm.WindowLength(), lm.Width, cmp.Or(lm.Heads, 4), lm.Batch, lm.Steps, lm.Steps/10)
 }
 
 // Corpus is the corpus the recipe trains on: Data, or opticks in quick mode.
@@ -63,9 +69,9 @@ func TokenBaselines(corpus string) []float64 {
 	return baselines.Bits
 }
 
-// BitsFrom is a run's validation loss on window positions from..n-1, in bits per byte: the metric of the models that
-// predict only the last positions of a window (the PerceiverAR family's latents), and of the others on the same
-// positions.
+// BitsFrom is a run's validation loss on window positions from..n-1, in bits per byte (per token, for a run on
+// tokens): the metric of the models that predict only the last positions of a window (the PerceiverAR family's
+// latents), and of the others on the same positions.
 func BitsFrom(from int) func(Trained) float64 {
 	return func(r Trained) float64 { return r.LossFrom(from) / math.Ln2 }
 }
@@ -89,8 +95,8 @@ func (s ECPSizes) Latents() int { return s.N / 4 }
 // comparison with that family is scored on (BitsFrom), the only ones it predicts.
 func (s ECPSizes) FirstLatent() int { return s.N - s.Latents() }
 
-// LossByPosition is the mean over runs of the valid loss (bits per byte) by
-// window position, averaged over bins of bin positions, each drawn at its
+// LossByPosition is the mean over runs of the valid loss (bits per byte, or
+// per token for a run on tokens) by window position, averaged over bins of bin positions, each drawn at its
 // first position. One position's loss swings by tenths of a bit with the bytes
 // that happen to sit there, the same bytes under every model, while models
 // differ by hundredths: unbinned, their curves cover one another.

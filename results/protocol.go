@@ -177,6 +177,9 @@ func Judge(d Declared, c Claim, f *File, files []File) Claim {
 	case KindComparison, KindCost, KindEquivalence, KindNonInferiority:
 		if len(c.Comparisons) == 0 {
 			c.Why = "no values stored"
+			if d.PaperScaleOnly != "" { // nothing this machine measures could decide it, so nothing was measured
+				c.Verdict, c.Why = PaperScaleOnly, d.PaperScaleOnly
+			}
 			return c
 		}
 		for i := range c.Comparisons {
@@ -565,6 +568,8 @@ func baselineName(name string) string {
 	switch name {
 	case "fourgram_bpc":
 		return "byte 4-gram count model"
+	case "kn_bigram_bpt":
+		return "Kneser-Ney token bigram"
 	case "pathfinder_chance_points":
 		return "chance"
 	}

@@ -43,10 +43,10 @@ func TestWelch(t *testing.T) {
 }
 
 // protocolFile is a results file whose models were tuned alike and beat the
-// byte 4-gram model (2.5 bits/byte).
+// floor (2.5).
 func protocolFile(claims ...Claim) *File {
 	grid := []float64{1e-3, 3e-3, 1e-2, 3e-2}
-	f := &File{Notebook: "01-ecp-language-modeling", Baselines: map[string]float64{"fourgram_bpc": 2.5}, Claims: claims}
+	f := &File{Notebook: "01-ecp-language-modeling", Baselines: map[string]float64{"kn_bigram_bpt": 2.5}, Claims: claims}
 	for _, model := range []string{"ECP", "PerceiverAR"} {
 		f.Sweeps = append(f.Sweeps, Sweep{Model: model, Steps: 100, LR: grid, Valid: []float64{2.4, 2.3, 2.2, 2.6}, Chosen: 1e-2})
 	}
@@ -54,7 +54,7 @@ func protocolFile(claims ...Claim) *File {
 }
 
 func claim1(ecp, perceiver []float64) Claim {
-	return Claim{ID: 1, Comparisons: []Comparison{{A: "ECP", B: "PerceiverAR", Metric: "latent_bpc", Better: Lower, AValues: ecp, BValues: perceiver}}}
+	return Claim{ID: 1, Comparisons: []Comparison{{A: "ECP", B: "PerceiverAR", Metric: "latent_bpt", Better: Lower, AValues: ecp, BValues: perceiver}}}
 }
 
 // TestProtocolVerdicts plants the cases a reviewer asks about.
@@ -436,7 +436,7 @@ func TestUntestedPartDoesNotMix(t *testing.T) {
 	d.PaperScaleOnlyAgainst = nil // the reading by parts, whatever pilot P1 found of the models
 	c := Claim{ID: 2}
 	for _, b := range d.B {
-		c.Comparisons = append(c.Comparisons, Comparison{A: "ECP", B: b, Metric: "latent_bpc", Better: Lower,
+		c.Comparisons = append(c.Comparisons, Comparison{A: "ECP", B: b, Metric: "latent_bpt", Better: Lower,
 			AValues: []float64{2.00, 2.01, 2.02, 2.01, 2.00}, BValues: []float64{2.30, 2.31, 2.29, 2.30, 2.32}})
 	}
 	f := protocolFile(c)
@@ -561,5 +561,43 @@ func TestSweepFloorIsNamed(t *testing.T) {
 	s.Floor = 0
 	if note := s.FloorNote(); note != "" || s.Undertrained() {
 		t.Errorf("no floor: note %q", note)
+	}
+}
+
+// TestRedeclaredClaimIsRetired: results that answer an older declaration of
+// a claim leave the file with a note naming the dated change; the same
+// mismatch with no change dated since is an error, never a silent drop.
+func TestRedeclaredClaimIsRetired(t *testing.T) {
+	older := func(date string) *File {
+		c := Claim{ID: 22, Comparisons: []Comparison{{A: "ECP", B: "S2 (G = 2h)", Metric: "latent_bpc", Better: Lower,
+			AValues: []float64{2.0, 2.1}, BValues: []float64{2.2, 2.3}}}}
+		return &File{Notebook: "01-ecp-language-modeling", Date: date, Claims: []Claim{c}}
+	}
+	f := older("2026-12-06")
+	if err := JudgeFile(f, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Claims) != 0 || len(f.Notes) != 1 || !strings.Contains(f.Notes[0], "Claim 22 was retired") || !strings.Contains(f.Notes[0], "2026-12-08") {
+		t.Errorf("claims %v, notes %q: want claim 22 retired with a note dated 2026-12-08", f.Claims, f.Notes)
+	}
+	if problems := Verify([]File{*f}); len(problems) != 0 {
+		t.Errorf("a file with its older claim retired: %v", problems)
+	}
+	if err := JudgeFile(older("2026-12-09"), nil); err == nil || !strings.Contains(err.Error(), "no change in the claim's history") {
+		t.Errorf("a mismatch no dated change explains: %v; want an error", err)
+	}
+}
+
+// TestPaperScaleOnlyNeedsNoRuns: a claim nothing on this machine could
+// decide reads so, with its evidence, when a notebook measured nothing for it.
+func TestPaperScaleOnlyNeedsNoRuns(t *testing.T) {
+	d, _ := ClaimByID(23)
+	got := Judge(d, Claim{ID: 23}, &File{Notebook: d.Notebook}, nil)
+	if got.Verdict != PaperScaleOnly || got.Why != d.PaperScaleOnly {
+		t.Errorf("claim 23 without runs: %s (%s); want %s with its pilot's evidence", got.Verdict, got.Why, PaperScaleOnly)
+	}
+	d.PaperScaleOnly = ""
+	if got := Judge(d, Claim{ID: 23}, &File{Notebook: d.Notebook}, nil); got.Verdict != NotTested {
+		t.Errorf("a claim this machine could decide, without runs: %s; want %s", got.Verdict, NotTested)
 	}
 }

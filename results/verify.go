@@ -61,6 +61,13 @@ func declarationMismatches(d Declared, c Claim) []string {
 	if c.Kind != d.Kind || c.Claim != d.Statement || c.Paper != d.Paper {
 		out = append(out, fmt.Sprintf("stored as %s %q (%s), declared as %s %q (%s)", c.Kind, c.Claim, c.Paper, d.Kind, d.Statement, d.Paper))
 	}
+	return append(out, comparisonMismatches(d, c)...)
+}
+
+// comparisonMismatches names each stored comparison of other models, metric
+// or direction than the declaration's.
+func comparisonMismatches(d Declared, c Claim) []string {
+	var out []string
 	for _, cmp := range c.Comparisons {
 		if cmp.A != d.A || !slices.Contains(d.B, cmp.B) || cmp.Metric != d.Metric || cmp.Better != d.Better {
 			out = append(out, fmt.Sprintf("compares %s with %s on %s (%s better); declared: %s with %s on %s (%s better)",
@@ -102,6 +109,9 @@ func cloneClaim(c Claim) Claim {
 // positive control may live in (a notebook saves what this gives, so that
 // Verify finds nothing to recompute differently).
 func JudgeFile(f *File, files []File) error {
+	if err := retireRedeclared(f); err != nil {
+		return err
+	}
 	for i, c := range f.Claims {
 		d, err := ClaimByID(c.ID)
 		if err != nil {
@@ -119,6 +129,48 @@ func JudgeFile(f *File, files []File) error {
 		}
 	}
 	return nil
+}
+
+// retireRedeclared drops from f every claim whose stored comparisons answer
+// an older declaration (other models or metric than the current one), with a note naming the dated change that retired it: the current
+// declaration cannot judge values measured for another, and the claim reads
+// "not run yet" until its notebook runs again. A mismatch that no change of
+// the claim's History dated on or after the file's date explains is an
+// error: a declaration is never changed after its results without a date.
+func retireRedeclared(f *File) error {
+	kept := f.Claims[:0]
+	for _, c := range f.Claims {
+		d, err := ClaimByID(c.ID)
+		if err != nil {
+			return err
+		}
+		mismatches := comparisonMismatches(d, c)
+		if len(mismatches) == 0 {
+			kept = append(kept, c)
+			continue
+		}
+		change, dated := changeSince(d, f.Date)
+		if !dated {
+			return fmt.Errorf("%s, claim %d: the stored comparisons answer another declaration (%s), and no change in the claim's history is dated on or after the results' date %s",
+				f.Notebook, c.ID, strings.Join(mismatches, "; "), f.Date)
+		}
+		f.Notes = append(f.Notes, fmt.Sprintf("Claim %d was retired from these results: it was declared anew on %s (its history says how), and these runs answered the declaration before.",
+			c.ID, change.Date))
+	}
+	f.Claims = kept
+	return nil
+}
+
+// changeSince is the latest change of d's History dated on or after date
+// (YYYY-MM-DD, which orders as text).
+func changeSince(d Declared, date string) (Change, bool) {
+	var latest Change
+	for _, change := range d.History {
+		if change.Date >= date && change.Date > latest.Date {
+			latest = change
+		}
+	}
+	return latest, latest.Date != ""
 }
 
 // NotebookVersion hashes the code cells of a notebook (their source, not

@@ -137,7 +137,7 @@ class ExerciseTests(unittest.TestCase):
                         self.assertNotIn("undefined:", text, f"{name}: a gap does not compile")
 
 
-# The notebook SlurmNotebookTests runs through a real Slurm: 01's quick mode tunes seven models (one batch of 42
+# The notebook SlurmNotebookTests runs through a real Slurm: 01's quick mode tunes four models (one batch of 16
 # runs), then trains their seeds.
 SLURM_NOTEBOOK = os.environ.get("ECPI_SLURM_NOTEBOOK", "01-ecp-language-modeling")
 
