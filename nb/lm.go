@@ -96,10 +96,11 @@ func (s ECPSizes) Latents() int { return s.N / 4 }
 func (s ECPSizes) FirstLatent() int { return s.N - s.Latents() }
 
 // LossByPosition is the mean over runs of the valid loss (bits per byte, or
-// per token for a run on tokens) by window position, averaged over bins of bin positions, each drawn at its
-// first position. One position's loss swings by tenths of a bit with the bytes
-// that happen to sit there, the same bytes under every model, while models
-// differ by hundredths: unbinned, their curves cover one another.
+// per token for a run on tokens) by window position, averaged over bins of bin
+// positions, each drawn at its first position. One position's loss swings by
+// tenths of a bit with the bytes that happen to sit there, the same bytes under
+// every model, while models differ by hundredths: unbinned, their curves cover
+// one another.
 func LossByPosition(label string, runs []Trained, bin int) figure.Series {
 	if bin < 1 {
 		panic(fmt.Sprintf("loss by position: bin %d must be at least 1", bin))

@@ -583,8 +583,12 @@ func TestRedeclaredClaimIsRetired(t *testing.T) {
 	if problems := Verify([]File{*f}); len(problems) != 0 {
 		t.Errorf("a file with its older claim retired: %v", problems)
 	}
-	if err := JudgeFile(older("2026-12-09"), nil); err == nil || !strings.Contains(err.Error(), "no change in the claim's history") {
+	undated := older("2026-12-09")
+	if err := JudgeFile(undated, nil); err == nil || !strings.Contains(err.Error(), "no change in the claim's history") {
 		t.Errorf("a mismatch no dated change explains: %v; want an error", err)
+	}
+	if len(undated.Claims) != 1 || undated.Claims[0].ID != 22 || len(undated.Notes) != 0 {
+		t.Errorf("after the error: claims %v, notes %q; want the file as it was", undated.Claims, undated.Notes)
 	}
 }
 

@@ -132,13 +132,16 @@ func JudgeFile(f *File, files []File) error {
 }
 
 // retireRedeclared drops from f every claim whose stored comparisons answer
-// an older declaration (other models or metric than the current one), with a note naming the dated change that retired it: the current
-// declaration cannot judge values measured for another, and the claim reads
-// "not run yet" until its notebook runs again. A mismatch that no change of
-// the claim's History dated on or after the file's date explains is an
-// error: a declaration is never changed after its results without a date.
+// an older declaration (other models or metric than the current one), with a
+// note naming the dated change that retired it: the current declaration
+// cannot judge values measured for another, and the claim reads "not run yet"
+// until its notebook runs again. A mismatch that no change of the claim's
+// History dated on or after the file's date explains is an error, and f is
+// left as it was: a declaration is never changed after its results without a
+// date.
 func retireRedeclared(f *File) error {
-	kept := f.Claims[:0]
+	kept := make([]Claim, 0, len(f.Claims)) // not f.Claims[:0]: an error must leave f's claims whole
+	var notes []string
 	for _, c := range f.Claims {
 		d, err := ClaimByID(c.ID)
 		if err != nil {
@@ -154,10 +157,10 @@ func retireRedeclared(f *File) error {
 			return fmt.Errorf("%s, claim %d: the stored comparisons answer another declaration (%s), and no change in the claim's history is dated on or after the results' date %s",
 				f.Notebook, c.ID, strings.Join(mismatches, "; "), f.Date)
 		}
-		f.Notes = append(f.Notes, fmt.Sprintf("Claim %d was retired from these results: it was declared anew on %s (its history says how), and these runs answered the declaration before.",
+		notes = append(notes, fmt.Sprintf("Claim %d was retired from these results: it was declared anew on %s (its history says how), and these runs answered the declaration before.",
 			c.ID, change.Date))
 	}
-	f.Claims = kept
+	f.Claims, f.Notes = kept, append(f.Notes, notes...)
 	return nil
 }
 
